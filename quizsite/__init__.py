@@ -1,0 +1,5 @@
+"""Thinkalike: the Django project. Importing the Celery app here makes `@shared_task` bind to it."""
+
+from .celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,74 @@
+"""One command from a fresh checkout to a running app: migrate, demo content, ASGI server, Celery worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from quizsite.items.demo import demo_load
+
+
+class Command(BaseCommand):
+    help = "Migrate, load the demo content once, then run the ASGI server and a Celery worker until Ctrl-C."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--no-demo", action="store_true", help="do not load the demo content")
+        parser.add_argument("--no-worker", action="store_true", help="do not start a Celery worker")
+
+    def handle(self, *args, host: str, port: int, no_demo: bool, no_worker: bool, **opts):
+        call_command("migrate", interactive=False, verbosity=0)
+        self.stdout.write("database ready")
+        if not no_demo:
+            for report in demo_load():
+                self.stdout.write(report.summary())
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")}
+        children: list[subprocess.Popen] = [
+            subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "quizsite.asgi:application"], env=env
+            )
+        ]
+        if not no_worker:
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--pool=solo", "--loglevel=INFO"],
+                    env=env,
+                )
+            )
+        self.stdout.write(self.style.SUCCESS(f"Thinkalike is running at http://{host}:{port}/  (Ctrl-C stops it)"))
+        self.stdout.flush()
+
+        stopping = False
+
+        def stop(*_):  # type: ignore[no-untyped-def]
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        code = 0
+        while not stopping:
+            dead = [c for c in children if c.poll() is not None]
+            if dead:
+                self.stderr.write(f"a child process exited ({dead[0].args[2]}: code {dead[0].returncode}); stopping")
+                code = 1
+                break
+            time.sleep(0.3)
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        self.stdout.write("stopped")
+        if code:
+            sys.exit(code)

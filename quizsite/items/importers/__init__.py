@@ -1,0 +1,25 @@
+"""Importers for each DATA.md format. Each parses the whole file first, then writes in one transaction,
+so a broken file imports nothing and the error names the file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .base import ImportError_, ImportReport
+from .quizbowl import import_quizbowl
+
+IMPORTERS: dict[str, Callable[..., ImportReport]] = {
+    "quizbowl": import_quizbowl,
+}
+
+
+def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "") -> ImportReport:
+    try:
+        importer = IMPORTERS[fmt]
+    except KeyError:
+        raise ImportError_(str(path), 0, f"unknown format {fmt!r}; known: {', '.join(sorted(IMPORTERS))}") from None
+    return importer(path=Path(path), set_slug=set_slug, set_name=set_name)
+
+
+__all__ = ["IMPORTERS", "ImportError_", "ImportReport", "items_import"]

@@ -1,0 +1,20 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from quizsite.items.importers import IMPORTERS, ImportError_, items_import
+
+
+class Command(BaseCommand):
+    help = "Import items (and for some formats agents and responses) from a file in a DATA.md format."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--format", required=True, choices=sorted(IMPORTERS))
+        parser.add_argument("--set", required=True, dest="set_slug", help="item set slug")
+        parser.add_argument("--name", default="", help="item set display name")
+
+    def handle(self, *args, **opts):
+        try:
+            report = items_import(fmt=opts["format"], path=opts["path"], set_slug=opts["set_slug"], set_name=opts["name"])
+        except ImportError_ as exc:
+            raise CommandError(f"nothing imported: {exc}") from exc
+        self.stdout.write(self.style.SUCCESS(report.summary()))

@@ -1,0 +1,84 @@
+"""Server-to-client messages of PROTOCOL.md, built from room state. Nothing here reveals unread words:
+every word list is cut at `room.sent_upto`, and the answer appears only in `tossup_end`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings as django_settings
+
+from .models import ChatMessage, Player, Room
+
+Event = dict[str, Any]
+
+
+def room_settings(room: Room) -> dict[str, Any]:
+    return {**django_settings.PLAY_DEFAULTS, **room.settings}
+
+
+def ms_between(later, earlier) -> int:  # type: ignore[no-untyped-def]
+    return int((later - earlier).total_seconds() * 1000)
+
+
+def players_payload(room: Room) -> list[dict[str, Any]]:
+    return [
+        {"id": p.pk, "name": p.name, "score": p.score, "online": p.connections > 0}
+        for p in Player.objects.filter(room=room).order_by("-score", "id")
+    ]
+
+
+def scores_event(room: Room) -> Event:
+    return {"type": "scores", "players": players_payload(room)}
+
+
+def words_event(room: Room, start: int, stop: int) -> Event:
+    return {"type": "words", "qid": room.qid, "start": start, "words": room.item.data["words"][start:stop]}
+
+
+def tossup_event(room: Room) -> Event:
+    return {
+        "type": "tossup",
+        "qid": room.qid,
+        "category": room.item.category,
+        "n_words": len(room.item.data["words"]),
+    }
+
+
+def tossup_end_event(room: Room, reason: str) -> Event:
+    return {
+        "type": "tossup_end",
+        "qid": room.qid,
+        "answer": room.item.answer,
+        "text": room.item.text,
+        "reason": reason,
+        "item_set": room.item.item_set.slug,
+    }
+
+
+def hello_state(room: Room, now) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    state: dict[str, Any] = {
+        "players": players_payload(room),
+        "settings": room_settings(room),
+        "phase": room.phase,
+        "chat": [
+            {"player_id": m.player_id, "name": m.player.name, "text": m.text}
+            for m in reversed(ChatMessage.objects.filter(room=room).select_related("player").order_by("-id")[:30])
+        ],
+    }
+    if room.phase != Room.Phase.IDLE and room.item is not None:
+        state.update(
+            {
+                "qid": room.qid,
+                "category": room.item.category,
+                "n_words": len(room.item.data["words"]),
+                "words": room.item.data["words"][: room.sent_upto],
+                "buzz": None,
+            }
+        )
+        if room.phase == Room.Phase.BUZZED and room.buzz_player_id:
+            state["buzz"] = {
+                "player_id": room.buzz_player_id,
+                "word_index": room.buzz_word_index,
+                "deadline_ms": max(0, ms_between(room.buzz_deadline, now)),
+            }
+    return state

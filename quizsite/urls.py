@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+
+from quizsite.core import views as core_views
+
+urlpatterns = [
+    path("", RedirectView.as_view(url="/play/", permanent=False), name="home"),
+    path("healthz", core_views.healthz, name="healthz"),
+    path("play/", include("quizsite.play.urls")),
+    path("admin/", admin.site.urls),
+]

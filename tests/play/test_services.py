@@ -1,0 +1,141 @@
+"""Room transitions with an explicit server clock: scoring, buzz rules, responses rows."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from quizsite.agents.models import Agent
+from quizsite.items.models import Response
+from quizsite.play import services
+from quizsite.play.models import Room
+from quizsite.play.services import PlayError
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+FAST = {"ms_per_word": 100, "answer_ms": 5000, "dead_ms": 1000, "set": "t"}
+
+
+def at(ms: int) -> datetime:
+    return T0 + timedelta(milliseconds=ms)
+
+
+def join(name: str, slug: str = "r") -> int:
+    agent = Agent.objects.create(kind="human", name=name)
+    player, outcome = services.room_join(slug=slug, agent=agent, name=name, initial_settings=FAST, now=T0)
+    assert outcome.reply[0]["type"] == "hello"
+    return player.pk
+
+
+def types(events):
+    return [e["type"] for e in events]
+
+
+@pytest.fixture
+def room(tossup_set):
+    a, b = join("ann"), join("bob")
+    events = services.room_next(slug="r", player_id=a, now=at(0)).events
+    assert types(events) == ["tossup", "words"]
+    return {"a": a, "b": b, "qid": events[0]["qid"], "n": events[0]["n_words"], "item": tossup_set}
+
+
+def buzz_at(room, who, ms):
+    return services.room_buzz(slug="r", player_id=room[who], qid=room["qid"], now=at(ms))
+
+
+def answer_at(room, who, text, ms):
+    return services.room_answer(slug="r", player_id=room[who], qid=room["qid"], text=text, now=at(ms))
+
+
+def test_words_revealed_follow_server_time_and_pause_on_buzz(room):
+    outcome = buzz_at(room, "a", 450)  # words at 0,100,200,300,400 -> 5 revealed
+    assert types(outcome.events) == ["words", "buzz"]
+    assert outcome.events[0] == {"type": "words", "qid": room["qid"], "start": 1, "words": ["W01", "W02", "W03", "W04"]}
+    assert outcome.events[1]["word_index"] == 5
+    tick = services.room_tick(slug="r", driver_id="p1", now=at(3000))
+    assert tick.events == []  # paused while someone holds the buzzer
+
+
+def test_power_correct_scores_15_and_records_response(room):
+    buzz_at(room, "a", 450)
+    events = answer_at(room, "a", "zanzibar", 1000).events
+    assert types(events) == ["ruling", "scores", "tossup_end"]
+    assert events[0]["verdict"] == "accept" and events[0]["points"] == 15
+    assert events[2]["reason"] == "answered" and "Zanzibar" in events[2]["answer"]
+    row = Response.objects.get()
+    assert (row.given, row.verdict, row.correct, row.points, row.word_index, row.clue_index, row.elapsed_ms, row.room) == (
+        "zanzibar", "accept", True, 15, 5, 0, 1000, "r",
+    )
+    assert row.n_words == room["n"] and row.source == "live" and row.judge_version
+
+
+def test_correct_after_power_mark_scores_10(room):
+    # power mark after 16 words; with sentence pauses word 17 is shown well after 1,700 ms
+    buzz_at(room, "a", 2600)
+    room_row = Room.objects.get(slug="r")
+    assert room_row.buzz_word_index > 16
+    assert answer_at(room, "a", "Zanzibar", 2700).events[0]["points"] == 10
+
+
+def test_wrong_answer_negs_while_words_remain_then_reading_resumes(room):
+    buzz_at(room, "a", 450)
+    events = answer_at(room, "a", "madagascar", 600).events
+    assert types(events) == ["ruling", "scores"] and events[0]["points"] == -5
+    # reading resumes from word 5: word 5 one interval after the ruling
+    assert services.room_tick(slug="r", driver_id="p1", now=at(650)).events == []
+    tick = services.room_tick(slug="r", driver_id="p1", now=at(700)).events
+    assert tick == [{"type": "words", "qid": room["qid"], "start": 5, "words": ["W05"]}]
+    # the same player cannot buzz again; the other can
+    assert buzz_at(room, "a", 800).reply[0]["code"] == "locked_out"
+    assert types(buzz_at(room, "b", 800).events)[-1] == "buzz"
+
+
+def test_wrong_answer_after_last_word_scores_zero(room):
+    tick = services.room_tick(slug="r", driver_id="p1", now=at(4000))
+    assert sum(len(e["words"]) for e in tick.events if e["type"] == "words") == room["n"] - 1
+    buzz_at(room, "a", 3300)
+    assert answer_at(room, "a", "madagascar", 3400).events[0]["points"] == 0
+
+
+def test_prompt_then_accept(room):
+    buzz_at(room, "a", 450)
+    events = answer_at(room, "a", "zanzi", 600).events
+    assert types(events) == ["ruling"] and events[0]["verdict"] == "prompt"
+    events = answer_at(room, "a", "zanzibar", 900).events
+    assert events[0]["verdict"] == "accept"
+    assert list(Response.objects.values_list("verdict", "correct")) == [("prompt", None), ("accept", True)]
+
+
+def test_answer_deadline_rules_reject_with_empty_text(room):
+    buzz_at(room, "a", 450)
+    assert services.room_tick(slug="r", driver_id="p1", now=at(5400)).events == []
+    events = services.room_tick(slug="r", driver_id="p1", now=at(5450)).events
+    assert events[0] == {"type": "ruling", "qid": room["qid"], "player_id": room["a"], "text": "", "verdict": "reject", "points": -5}
+    row = Response.objects.get()
+    assert row.given == "" and row.meta["timeout"] is True
+
+
+def test_dead_time_ends_tossup(room):
+    n = room["n"]
+    last = services.room_tick(slug="r", driver_id="p1", now=at(20_000)).events
+    assert types(last) == ["words", "tossup_end"] and last[-1]["reason"] == "timeout"
+    assert n == len(room["item"].data["words"])
+
+
+def test_buzzer_taken_and_answer_without_buzzer(room):
+    buzz_at(room, "a", 450)
+    assert buzz_at(room, "b", 451).reply[0]["code"] == "buzzer_taken"
+    with pytest.raises(PlayError) as exc:
+        answer_at(room, "b", "zanzibar", 500)
+    assert exc.value.code == "not_your_buzz"
+
+
+def test_only_one_process_leads_the_clock(room):
+    assert services.room_tick(slug="r", driver_id="p1", now=at(10)).leader
+    assert not services.room_tick(slug="r", driver_id="p2", now=at(20)).leader
+    assert services.room_tick(slug="r", driver_id="p2", now=at(10_000)).leader  # lease lapsed
+
+
+def test_settings_are_validated(room):
+    with pytest.raises(PlayError):
+        services.room_update_settings(slug="r", player_id=room["a"], changes={"ms_per_word": 5})
+    with pytest.raises(PlayError):
+        services.room_update_settings(slug="r", player_id=room["a"], changes={"bogus": 1})
