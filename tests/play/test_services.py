@@ -89,7 +89,7 @@ def test_wrong_answer_negs_while_words_remain_then_reading_resumes(room):
 
 
 def test_wrong_answer_after_last_word_scores_zero(room):
-    tick = services.room_tick(slug="r", driver_id="p1", now=at(4000))
+    tick = services.room_tick(slug="r", driver_id="p1", now=at(3200))
     assert sum(len(e["words"]) for e in tick.events if e["type"] == "words") == room["n"] - 1
     buzz_at(room, "a", 3300)
     assert answer_at(room, "a", "madagascar", 3400).events[0]["points"] == 0
