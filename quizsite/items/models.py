@@ -96,3 +96,36 @@ class Response(models.Model):
 
     def __str__(self) -> str:
         return f"response {self.pk}: {self.agent_id} on {self.item_id} -> {self.verdict or self.correct}"
+
+
+class RulingReport(models.Model):
+    """A player says a ruling was wrong ("I was right"); a researcher reviews it."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        UPHELD = "upheld", "Ruling upheld"
+        OVERRULED = "overruled", "Overruled"
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    comment = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["response", "reporter"], name="one_report_per_response")]
+
+
+class ResponseOverride(models.Model):
+    """A researcher's new verdict beside the original response, which is never rewritten."""
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="overrides")
+    by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    verdict = models.CharField(max_length=8, choices=Response.Verdict.choices)
+    correct = models.BooleanField(null=True)
+    note = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["-at"]
