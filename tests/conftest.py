@@ -57,3 +57,14 @@ def tossup_set(db, tossup_file):  # type: ignore[no-untyped-def]
     from quizsite.items.models import Item
 
     return Item.objects.get(external_id="marked")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_room_clocks():
+    """Room clock bookkeeping is per process; each test starts with none."""
+    from quizsite.play import driver
+
+    driver._listeners.clear()
+    driver._tasks.clear()
+    driver._pokes.clear()
+    yield
