@@ -29,6 +29,7 @@
       if (enterLink) { ev.preventDefault(); window.location.href = enterLink.href; }
       return;
     }
+    if (ev.key === "Escape" && typing(target)) { target.blur(); return; } // then 1-9 and s work again
     if (typing(target) || !answerForm) return;
     if (/^[1-9]$/.test(ev.key)) {
       const inputs = answerForm.querySelectorAll("input[type=radio], input[type=checkbox]");
