@@ -217,3 +217,25 @@ def test_import_items_command_reports_clear_failure(tmp_path, db):
     path = write_jsonl(tmp_path / "bad.jsonl", [FOUR, {**FOUR, "id": "g2", "label": 7}])
     with pytest.raises(CommandError, match=r"nothing imported: .*bad.jsonl:2: 'label' must be an index"):
         call_command("import_items", str(path), "--format", "ghigliottina", "--set", "g")
+
+
+def test_import_items_command_with_a_vec_file(tmp_path, db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from tests.annotate.fakes import FakeVectors
+
+    fake = FakeVectors()
+    words = list(fake.table)
+    matrix = fake.vectors(words)
+    vec = tmp_path / "tiny.vec"
+    vec.write_text(f"{len(words)} {matrix.shape[1]}\n" + "".join(
+        w + " " + " ".join(f"{x:.4f}" for x in row) + "\n" for w, row in zip(words, matrix, strict=True)
+    ))
+    path = write_jsonl(tmp_path / "raw.jsonl", [{**GAME, "id": "r1"}])
+    out = StringIO()
+    call_command("import_items", str(path), "--format", "ghigliottina", "--set", "g", "--vectors", str(vec), stdout=out)
+    assert "1 with generated distractors" in out.getvalue()
+    data = Item.objects.get(external_id="r1").data
+    assert sorted(data["choices"]) == ["duro", "mano", "pila", "rete"] and data["distractor_source"] == "fasttext:tiny.vec"
