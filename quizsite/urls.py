@@ -8,5 +8,6 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/play/", permanent=False), name="home"),
     path("healthz", core_views.healthz, name="healthz"),
     path("play/", include("quizsite.play.urls")),
+    path("annotate/", include("quizsite.annotate.urls")),
     path("admin/", admin.site.urls),
 ]
