@@ -1,6 +1,6 @@
 """Room transitions with an explicit server clock: scoring, buzz rules, responses rows."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,7 +10,7 @@ from quizsite.play import services
 from quizsite.play.models import Room
 from quizsite.play.services import PlayError
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 FAST = {"ms_per_word": 100, "answer_ms": 5000, "dead_ms": 1000, "set": "t"}
 
 

@@ -13,7 +13,7 @@ from quizsite.play.routing import websocket_urlpatterns
 
 APP = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
 FAST_QUERY = "ms_per_word=20&answer_ms=1000&dead_ms=300&set=t"
-OPEN: list["Client"] = []  # closed by the test module's teardown, even when a test fails
+OPEN: list[Client] = []  # closed by the test module's teardown, even when a test fails
 
 
 class Client:
