@@ -118,6 +118,12 @@ class PlayConsumer(AsyncWebsocketConsumer):
             raise PlayError("too_long", f"chat lines are limited to {MAX_CHAT} characters")
         await self._call(services.room_chat, text=text)
 
+    async def on_report(self, message: dict[str, Any]) -> None:
+        comment = message.get("comment", "")
+        if not isinstance(comment, str) or len(comment) > MAX_CHAT:
+            raise PlayError("too_long", f"comments are limited to {MAX_CHAT} characters")
+        await self._call(services.room_report, qid=str(message.get("qid", "")), comment=comment)
+
     async def on_settings(self, message: dict[str, Any]) -> None:
         changes = {k: v for k, v in message.items() if k != "type"}
         await self._call(services.room_update_settings, changes=changes)

@@ -398,3 +398,21 @@ def room_update_settings(*, slug: str, player_id: int, changes: dict[str, Any]) 
         room.settings = {**room.settings, **clean}
         room.save(update_fields=["settings"])
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
+
+
+def room_report(*, slug: str, player_id: int, qid: str, comment: str = "") -> Outcome:
+    """"I was right": flag the player's latest ruling on a tossup for a researcher to review."""
+    from quizsite.items.models import RulingReport
+
+    with transaction.atomic():
+        room = Room.objects.get(slug=slug)
+        player = _player(room, player_id)
+        response = (
+            Response.objects.filter(agent=player.agent, room=room.slug, meta__qid=qid).order_by("-id").first()
+        )
+        if response is None:
+            raise PlayError("nothing_to_report", "you have no ruling on that tossup")
+        report, _ = RulingReport.objects.get_or_create(
+            response=response, reporter=player.agent, defaults={"comment": comment[:500]}
+        )
+    return Outcome(reply=[{"type": "reported", "qid": qid, "response_id": response.pk, "report_id": report.pk}])
