@@ -117,7 +117,7 @@ def _tossup(room: Room) -> TossupText:
 
 
 def _locked(slug: str) -> Room:
-    return Room.objects.select_for_update().select_related("item", "item__item_set").get(slug=slug)
+    return Room.objects.select_for_update(of=("self",)).select_related("item", "item__item_set").get(slug=slug)
 
 
 def _player(room: Room, player_id: int) -> Player:
