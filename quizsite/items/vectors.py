@@ -107,7 +107,7 @@ def default_sentence_model() -> str:
 
 
 @lru_cache(maxsize=2)
-def _sentence_model(model: str):  # type: ignore[no-untyped-def]
+def _sentence_model(model: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
@@ -153,7 +153,7 @@ def word_vectors_open(path: str | Path | None = None) -> WordVectors:
         raise ValueError(f"word-vector file {p} not found")
     if p.suffix == ".bin":
         try:
-            import fasttext  # type: ignore[import-not-found]
+            import fasttext
         except ImportError:
             raise ValueError(
                 f"{p}: reading fastText .bin files needs the 'fasttext' package; give the .vec file instead"
@@ -165,7 +165,7 @@ def word_vectors_open(path: str | Path | None = None) -> WordVectors:
 class _FastTextBin:
     """fastText's binary model (subword vectors for any word); only when the fasttext package is installed."""
 
-    def __init__(self, path: Path, model, max_words: int = 200_000):  # type: ignore[no-untyped-def]
+    def __init__(self, path: Path, model, max_words: int = 200_000):
         self.name = f"fasttext:{path.name}"
         self._model = model
         self._words = list(model.get_words()[:max_words])

@@ -142,7 +142,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     # --- helpers -----------------------------------------------------------------------------------
 
-    async def _call(self, service, **kwargs: Any) -> None:  # type: ignore[no-untyped-def]
+    async def _call(self, service: Any, **kwargs: Any) -> None:
         outcome = await database_sync_to_async(service)(slug=self.slug, player_id=self.player_id, **kwargs)
         await self._deliver(outcome)
 

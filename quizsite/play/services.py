@@ -26,6 +26,7 @@ from quizsite.judge import JUDGE_VERSION, Ruling, judge
 from . import clock
 from .messages import (
     Event,
+    current_item,
     hello_state,
     ms_between,
     room_settings,
@@ -107,12 +108,12 @@ def _schedule(item_id: int, ms_per_word: int, words: tuple[str, ...]) -> list[in
 
 
 def _cum(room: Room) -> list[int]:
-    words = tuple(room.item.data["words"])
-    return _schedule(room.item_id, room_settings(room)["ms_per_word"], words)
+    item = current_item(room)
+    return _schedule(item.pk, room_settings(room)["ms_per_word"], tuple(item.data["words"]))
 
 
 def _tossup(room: Room) -> TossupText:
-    data = room.item.data
+    data = current_item(room).data
     return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))
 
 
@@ -196,7 +197,7 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
     correct = {"accept": True, "reject": False}.get(ruling.verdict)
     Response.objects.create(
         agent=player.agent,
-        item=room.item,
+        item=current_item(room),
         source=Response.Source.LIVE,
         given=text,
         verdict=ruling.verdict,
@@ -220,7 +221,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
     if timeout:
         ruling = Ruling(verdict="reject")
     else:
-        ruling = judge(room.item.answer, text, question_text=" ".join(tossup.words), word_index=room.buzz_word_index)
+        ruling = judge(current_item(room).answer, text, question_text=" ".join(tossup.words), word_index=room.buzz_word_index)
         if ruling.verdict == "prompt" and room.buzz_prompts >= MAX_PROMPTS:
             ruling = Ruling(verdict="reject", score=ruling.score, matched=ruling.matched)
     word_index = room.buzz_word_index or 0
@@ -345,7 +346,7 @@ def room_answer(*, slug: str, player_id: int, qid: str, text: str, now: datetime
         player = _player(room, player_id)
         if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
             raise PlayError("not_your_buzz", "you do not hold the buzzer")
-        if now > room.buzz_deadline + LATE_ANSWER_GRACE:
+        if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
             events = _rule(room, player, "", now, timeout=True, late_text=text)
         else:
             events = _rule(room, player, text, now)
@@ -364,7 +365,7 @@ def room_tick(*, slug: str, driver_id: str, now: datetime) -> TickResult:
         if lease_changed:
             room.driver, room.driver_until = driver_id, now + LEASE
         events: list[Event] = []
-        if room.phase == Room.Phase.BUZZED and room.buzz_deadline and now >= room.buzz_deadline:
+        if room.phase == Room.Phase.BUZZED and room.buzz_player_id and room.buzz_deadline and now >= room.buzz_deadline:
             holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
             events += _rule(room, holder, "", now, timeout=True)
         events += _advance(room, now)
