@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import secrets
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from .models import Agent
 
 
-def agent_get_or_create_for_user(*, user: AbstractBaseUser, name: str = "") -> Agent:
+def agent_get_or_create_for_user(*, user: User, name: str = "") -> Agent:
     agent = Agent.objects.filter(user=user).first()
     if agent is None:
         agent = Agent.objects.create(kind=Agent.Kind.HUMAN, user=user, name=name or user.get_username())
