@@ -1,0 +1,49 @@
+"""Every labelled case in ``cases.jsonl`` is one test.
+
+The labels come from quizbowl judging conventions (ACF/NAQT), not from the judge's output; a case
+the judge gets wrong stays in the file, marked ``xfail`` with its reason, so the failure is counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from quizsite.judge import judge
+
+CASES_FILE = Path(__file__).with_name("cases.jsonl")
+
+
+def load_cases() -> list[dict]:
+    with CASES_FILE.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _params() -> list:
+    out = []
+    for case in load_cases():
+        marks = [pytest.mark.xfail(reason=case["xfail"], strict=True)] if case.get("xfail") else []
+        out.append(pytest.param(case, id=f"{case['id']}-{case['form']}-{case['expected']}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("case", _params())
+def test_case(case: dict) -> None:
+    ruling = judge(case["answerline"], case["given"], case.get("question_text"), case.get("word_index"))
+    assert ruling.verdict == case["expected"], (
+        f"{case['given']!r} on {case['answerline']!r}: got {ruling}, expected {case['expected']} "
+        f"({case['reason']})"
+    )
+    if "prompt" in case:
+        assert ruling.prompt == case["prompt"]
+
+
+def test_case_file_shape() -> None:
+    cases = load_cases()
+    assert len(cases) >= 400
+    assert {c["form"] for c in cases} == {"html", "protobowl", "plain"}
+    for c in cases:
+        assert c["expected"] in ("accept", "prompt", "reject")
+        assert c["reason"]
