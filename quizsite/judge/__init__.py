@@ -203,7 +203,7 @@ def _decide(
         return _ruling("prompt", best_prompt[2], best_prompt[1])
 
     # 6: partial answers
-    partials.sort(key=lambda ce: (ce[0].count / max(1, len(ce[1].content))), reverse=True)
+    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].content)), reverse=True)
     for c, e in partials:
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
@@ -224,7 +224,9 @@ def _decide(
     return _ruling("reject", None, score)
 
 
-def _wrong_name(tokens: tuple[str, ...], used: set[int], line: AnswerLine, line_words: frozenset[str]) -> bool:
+def _wrong_name(
+    tokens: tuple[str, ...], used: set[int], line: AnswerLine, line_words: frozenset[str]
+) -> bool:
     """Does the answer name someone else: an extra given name (or initials) that fits none of the
     line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach)?
 

@@ -428,7 +428,7 @@ def _entry(
 
 # ------------------------------------------------------------------------------------ the line
 
-_ALT_SEP = re.compile(r"\s*(?<!\d)/(?!\d)\s*|\s+or\s+|\s*;\s*", re.I)
+_ALT_SEP = re.compile(r"\s*(?:(?<!\d)/|/(?!\d))\s*|\s+or\s+|\s*;\s*", re.I)
 _COMMA = re.compile(r"(?<!\d),|,(?!\d)")
 _SUFFIXES = frozenset("jr jr. sr sr. ii iii iv inc inc. ltd ltd. esq esq. phd md".split())
 
@@ -451,9 +451,7 @@ def _groups(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _split(
-    text: str, flags: list[int], pattern: re.Pattern[str], inside: int = 0
-) -> list[tuple[int, int]]:
+def _split(text: str, flags: list[int], pattern: re.Pattern[str], inside: int = 0) -> list[tuple[int, int]]:
     """Spans between separators, ignoring separators inside optional (bracketed) text and, when
     ``inside`` is a mark, separators with that mark on both sides ("<u>Impression, Sunrise</u>")."""
     out: list[tuple[int, int]] = []

@@ -19,20 +19,57 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz.distance import OSA, Levenshtein
 
 from .names import NICKNAMES
 
 _PREFIX_PAIRS = (
-    ("hypo", "hyper"), ("inter", "intra"), ("endo", "exo"), ("homo", "hetero"), ("micro", "macro"),
-    ("pre", "post"), ("sub", "super"), ("ortho", "para"), ("ortho", "meta"), ("para", "meta"),
-    ("uni", "multi"), ("mono", "poly"), ("ana", "cata"), ("anti", "ante"), ("hydro", "hygro"),
-    ("im", "ex"), ("in", "ex"), ("en", "ex"), ("di", "tri"), ("mono", "di"),
+    ("hypo", "hyper"),
+    ("inter", "intra"),
+    ("endo", "exo"),
+    ("homo", "hetero"),
+    ("micro", "macro"),
+    ("pre", "post"),
+    ("sub", "super"),
+    ("ortho", "para"),
+    ("ortho", "meta"),
+    ("para", "meta"),
+    ("uni", "multi"),
+    ("mono", "poly"),
+    ("ana", "cata"),
+    ("anti", "ante"),
+    ("hydro", "hygro"),
+    ("im", "ex"),
+    ("in", "ex"),
+    ("en", "ex"),
+    ("di", "tri"),
+    ("mono", "di"),
 )
 _SUFFIXES = (
-    "ate", "ite", "ide", "ine", "ane", "ene", "yne", "ol", "al", "one", "ose", "ase", "yl", "ic", "ous",
-    "ium", "ion", "itis", "osis", "ism", "ist", "ity",
+    "ate",
+    "ite",
+    "ide",
+    "ine",
+    "ane",
+    "ene",
+    "yne",
+    "ol",
+    "al",
+    "one",
+    "ose",
+    "ase",
+    "yl",
+    "ic",
+    "ous",
+    "ium",
+    "ion",
+    "itis",
+    "osis",
+    "ism",
+    "ist",
+    "ity",
 )
 _VOWELS = frozenset("aeiou")
 
@@ -98,6 +135,10 @@ def phonetic(word: str) -> str:
     return _DOUBLE.sub(r"\1", word) if len(word) > 5 else word  # note and notte stay apart
 
 
+# The expected word comes from an answer line, and lines repeat; the given word is not cached.
+_line_phonetic = lru_cache(maxsize=16384)(phonetic)
+
+
 def compatible_names(a: str, b: str) -> bool:
     """Could two given names be the same person's (Karl/Carl, Abe/Abraham, Jon/John)?"""
     if a == b or phonetic(a) == phonetic(b) or NICKNAMES.get(a) == b or NICKNAMES.get(b) == a:
@@ -114,16 +155,16 @@ def token_match(expected: str, got: str) -> bool:
     n = len(expected)
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
         return False  # short words, numbers and codes must be exact
-    if phonetic(expected) == phonetic(got):
-        return True
-    if n == 5:
-        return _transposed(expected, got)
+    if Levenshtein.distance(expected, got, score_cutoff=n // 2) > n // 2:
+        return False  # far apart: no rule below can bring them together
     if n <= 8:
-        return _transposed(expected, got) or _one_indel(expected, got)
-    k = 1 if n <= 10 else 2 if n <= 15 else 3
-    if OSA.distance(expected, got, score_cutoff=k) > k:
-        return False
-    return not _confusable(expected, got)
+        if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
+            return True
+    else:
+        k = 1 if n <= 10 else 2 if n <= 15 else 3
+        if OSA.distance(expected, got, score_cutoff=k) <= k:
+            return not _confusable(expected, got)
+    return _line_phonetic(expected) == phonetic(got)
 
 
 def similarity(a: str, b: str) -> float:

@@ -9,6 +9,8 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     try:
-        parser.addoption("--reuse-db", action="store_true", default=False, help="(pytest-django; unused here)")
+        parser.addoption(
+            "--reuse-db", action="store_true", default=False, help="(pytest-django; unused here)"
+        )
     except ValueError:
         pass  # pytest-django is active and owns the option
