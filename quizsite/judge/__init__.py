@@ -11,11 +11,13 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
 3. hedges ("maybe X", "either X or Y") -> reject; lists ("X or Y", "X and Y") -> accept only if
    every item is itself acceptable;
 4. it contains every required word of an alternative (misspellings within tolerance, extra words
-   allowed) -> accept, unless a reject or prompt entry it also contains is more specific;
+   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, or an
+   extra given name (or initials) shows it names someone else ("Leopold Mozart");
 5. it contains a whole reject / prompt entry -> reject / prompt;
-6. partial answers: on an unmarked line, a person's surname, or a name without its generic head
-   ("Waterloo" for "Battle of Waterloo") -> accept; otherwise prompt, as NAQT does for incomplete
-   answers; on a marked line, prompt only where the line says "prompt on partial answer";
+6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
+   does for incomplete answers; on a marked line, prompt only where the line says "prompt on
+   partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
+   for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
 7. otherwise reject.
 """
 
@@ -24,11 +26,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from .answerline import GENERIC_HEADS, GIVEN_NAMES_FOLDED, WEAK_WORDS, AnswerLine, Entry, parse_answerline
+from .answerline import (
+    DESCRIPTORS,
+    GENERIC_HEADS,
+    GIVEN_NAMES_FOLDED,
+    WEAK_WORDS,
+    AnswerLine,
+    Entry,
+    parse_answerline,
+)
 from .matching import Cover, best_similarity, compatible_names, cover, within
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
-__all__ = ["JUDGE_VERSION", "Ruling", "judge", "parse_answerline"]
+__all__ = ["JUDGE_VERSION", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
 JUDGE_VERSION = "1.0"
 
@@ -38,22 +48,13 @@ log = logging.getLogger(__name__)
 HEDGES = frozenset("maybe perhaps possibly probably either neither unsure dunno idk forse".split())
 # Words that join several answers into a list (English, and Italian "o"/"oppure").
 CONJUNCTIONS = frozenset(("or", "nor", "and", "o", "oppure"))
-# Titles and descriptions a player may put around a name without saying anything else:
-# "Chairman Mao", "King Henry", "the painter Monet".
-DESCRIPTORS = frozenset(
-    "king queen emperor empress tsar czar sultan shah pharaoh pope saint sir lord lady prince princess "
-    "duke general admiral president chairman chancellor prime minister senator governor doctor "
-    "professor mister mrs ms painter composer author writer poet novelist playwright philosopher "
-    "scientist physicist chemist biologist mathematician artist sculptor architect explorer".split()
-)
 _IGNORABLE = STOPWORDS | DESCRIPTORS | GENERIC_HEADS | {"the"}
-# What an unmarked alternative may lose without becoming incomplete: its generic head ("Battle of"),
-# a title ("Pope"), a suffix ("Jr.").
-_OMITTABLE = GENERIC_HEADS | DESCRIPTORS | {"junior", "senior"}
 
 
 @dataclass(frozen=True, slots=True)
 class Ruling:
+    """What the judge decided, with enough to show and audit it."""
+
     verdict: str  # "accept" | "prompt" | "reject"
     prompt: str = ""  # the directed prompt to read to the player, or ""
     score: float = 0.0  # 0..1 similarity behind the verdict
@@ -124,14 +125,14 @@ def _split_list(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 def _full_cover(entry: Entry, tokens: tuple[str, ...], tset: frozenset[str], either: bool) -> Cover | None:
     """The cover of ``entry`` if the answer contains all of its required words, else None."""
-    c = cover(entry.content, tokens, tset, entry.prefixes)
+    c = cover(entry.core, tokens, tset, entry.prefixes)
     if c.complete:
         return c
     if either and c.count:
-        segments = entry.segments if len(entry.segments) > 1 else tuple((t,) for t in entry.content)
+        segments = entry.segments if len(entry.segments) > 1 else tuple((t,) for t in entry.core)
         for seg in segments:
             seg_words = [t for t in seg if t not in STOPWORDS] or list(seg)
-            if all(m for t, m in zip(entry.content, c.matched, strict=True) if t in seg_words):
+            if all(m for t, m in zip(entry.core, c.matched, strict=True) if t in seg_words):
                 return c
     return None
 
@@ -182,7 +183,7 @@ def _decide(
             if best_accept is None or rank > best_accept[:2]:
                 best_accept = (c.count, c.score, e, c)
         else:
-            partials.append((cover(e.content, tokens, tset, e.prefixes), e))
+            partials.append((cover(e.core, tokens, tset, e.prefixes), e))
     best_reject = _best_full(rejects, tokens, tset)
     best_prompt = _best_full(prompts, tokens, tset)
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
@@ -202,19 +203,15 @@ def _decide(
     if best_prompt is not None:
         return _ruling("prompt", best_prompt[2], best_prompt[1])
 
-    # 6: partial answers
-    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].content)), reverse=True)
-    for c, e in partials:
+    # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
+    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
+    for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
-        unmatched = [t for t, m in zip(e.content, c.matched, strict=True) if not m]
-        if not e.explicit:
-            if e.person_like and c.matched[-1] and not any(c.matched[:-1]):
-                return _ruling("accept", e, c.score)  # the surname alone
-            if all(t in _OMITTABLE for t in unmatched):
-                return _ruling("accept", e, c.score)  # "Waterloo" for "Battle of Waterloo"
-        matched_words = [t for t, m in zip(e.content, c.matched, strict=True) if m]
-        if line.no_partial or all(t in WEAK_WORDS for t in matched_words):
+        if e.person_like and c.matched[-1] and not any(c.matched[:-1]):
+            return _ruling("accept", e, c.score)  # the surname alone
+        matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
+        if all(t in WEAK_WORDS for t in matched_words):
             continue
         if line.prompt_partial or not e.explicit:
             return _ruling("prompt", e, c.score)
@@ -252,7 +249,7 @@ def _best_full(
 ) -> tuple[int, float, Entry] | None:
     best: tuple[int, float, Entry] | None = None
     for e in entries:
-        c = cover(e.content, tokens, tset, e.prefixes)
+        c = cover(e.core, tokens, tset, e.prefixes)
         if c.complete and (best is None or (c.count, c.score) > best[:2]):
             best = (c.count, c.score, e)
     return best

@@ -37,12 +37,51 @@ BOLD, UNDER, OPTIONAL = 1, 2, 4
 # unmarked line ("Waterloo" for "Battle of Waterloo", "Fuji" for "Mount Fuji").
 GENERIC_HEADS = frozenset(
     "battle siege treaty mount mountain lake river sea ocean island isle city machine experiment "
-    "palace cathedral castle bay gulf desert canal strait peninsula cape volcano state province group".split()
+    "palace cathedral castle bay gulf desert canal strait peninsula cape volcano state province group "
+    "dynasty empire caliphate sultanate shogunate".split()
 )
+# Titles and descriptions a player may put around a name, or leave out of an unmarked one, without
+# saying anything else: "Chairman Mao", "King Henry", "the painter Monet", "John Paul II".
+DESCRIPTORS = frozenset(
+    "king queen emperor empress tsar czar sultan shah pharaoh pope saint sir lord lady prince princess "
+    "duke general admiral president chairman chancellor prime minister senator governor doctor "
+    "professor mister mrs ms painter composer author writer poet novelist playwright philosopher "
+    "scientist physicist chemist biologist mathematician artist sculptor architect explorer".split()
+)
+# Generic heads that stand before the name without "of" ("Mount Fuji", "Lake Victoria").
+_PREFIX_HEADS = frozenset("mount lake cape isle fort".split())
+# Titles an unmarked line may lose from its front ("John Paul II" for "Pope John Paul II").
+_FRONT_TITLES = frozenset(
+    "pope saint sir king queen emperor empress tsar czar sultan shah pharaoh president".split()
+)
+_SUFFIX_WORDS = frozenset(("junior", "senior"))
+
+
+def _core(required: tuple[str, ...]) -> tuple[str, ...]:
+    """The words an answer must contain for an unmarked entry: all its content words except a
+    generic head ("Battle of Waterloo", "Amazon River", "Mount Fuji"), a leading title and a
+    trailing Jr./Sr. Position matters: "sea" is the head of "Sea of Japan", not of "sea level"."""
+    idx = [i for i, t in enumerate(required) if t not in STOPWORDS]
+    if len(idx) < 2:
+        return tuple(required[i] for i in idx) or required
+    first, last = idx[0], idx[-1]
+    keep = []
+    for i in idx:
+        t = required[i]
+        nxt = required[i + 1] if i + 1 < len(required) else ""
+        if t in GENERIC_HEADS and (i == last or (i == first and (t in _PREFIX_HEADS or nxt == "of"))):
+            continue
+        if (i == first and t in _FRONT_TITLES) or (i == last and t in _SUFFIX_WORDS):
+            continue
+        keep.append(t)
+    return tuple(keep) or tuple(required[i] for i in idx)
+
+
 # Words too common to deserve a prompt on their own when they are all a partial answer matched.
 WEAK_WORDS = GENERIC_HEADS | frozenset(
-    "valley hill road beach falls harbor harbour port forest park street square bridge tower wall station hall house museum garden timer pack "
-    "movie film show game book prize award cup bowl mission program project festival "
+    "valley hill road beach falls harbor harbour port forest park street square bridge tower wall "
+    "station hall house museum garden timer pack movie film show game book prize award cup bowl "
+    "mission program project festival "
     "new north south east west northern southern eastern western great little big old saint san "
     "santa united royal holy king queen war law effect theory theorem principle equation number day "
     "time man woman people party movement revolution act church school university college empire "
@@ -95,7 +134,8 @@ class Entry:
     text: str  # as written, markup removed: what ``Ruling.matched`` shows
     full: tuple[str, ...]  # every word, optional context included
     required: tuple[str, ...]  # the required words, in order (stopwords kept, for exact keys)
-    content: tuple[str, ...]  # required words a given answer must contain (stopwords dropped)
+    content: tuple[str, ...]  # required words, stopwords dropped
+    core: tuple[str, ...]  # what an answer must contain: see _core for unmarked entries
     segments: tuple[tuple[str, ...], ...]  # separately marked required runs ("accept either")
     prefixes: frozenset[str]  # required words marked only in part: any word they begin will do
     explicit: bool  # markup or brackets say which part is required
@@ -117,6 +157,9 @@ class Entry:
 
 @dataclass(frozen=True)
 class AnswerLine:
+    """Everything the judge needs from one line: what to accept, prompt and reject, and the
+    line-wide directives."""
+
     raw: str
     accepts: tuple[Entry, ...]
     prompts: tuple[Entry, ...]
@@ -384,6 +427,11 @@ def _person_like(display: str) -> bool:
 def _entry(
     text: str, flags: list[int], mark: int, *, prompt_text: str = "", condition: Condition | None = None
 ) -> Entry | None:
+    """Build one entry from its text and per-character marks; None if nothing is left to match.
+
+    ``mark`` is the line's required mark (UNDER, BOLD or 0): an entry carrying it is explicit about
+    its required part; an entry without it requires all of its text but bracketed context.
+    """
     # trim quotes and punctuation around the item, keeping flags aligned
     s, e = 0, len(text)
     while s < e and text[s] in _QUOTE_STRIP:
@@ -412,11 +460,13 @@ def _entry(
     )
     explicit = marked or required != full
     content = tuple(t for t in required if t not in STOPWORDS) or required
+    core = content if explicit else _core(required)
     return Entry(
         text=display,
         full=full,
         required=required,
         content=content,
+        core=core,
         segments=segments,
         prefixes=prefixes,
         explicit=explicit,
