@@ -211,8 +211,8 @@ def _decide(
         if e.person_like and c.matched[-1] and not any(c.matched[:-1]):
             return _ruling("accept", e, c.score)  # the surname alone
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
-        if all(t in WEAK_WORDS for t in matched_words):
-            continue
+        if len(matched_words) == 1 and (matched_words[0] in WEAK_WORDS or matched_words[0][0].isdigit()):
+            continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
             return _ruling("prompt", e, c.score)
 

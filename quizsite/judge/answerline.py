@@ -43,7 +43,7 @@ GENERIC_HEADS = frozenset(
 # Titles and descriptions a player may put around a name, or leave out of an unmarked one, without
 # saying anything else: "Chairman Mao", "King Henry", "the painter Monet", "John Paul II".
 DESCRIPTORS = frozenset(
-    "king queen emperor empress tsar czar sultan shah pharaoh pope saint sir lord lady prince princess "
+    "king queen emperor empress tsar czar sultan shah pharaoh pope saint sir prince princess "
     "duke general admiral president chairman chancellor prime minister senator governor doctor "
     "professor mister mrs ms painter composer author writer poet novelist playwright philosopher "
     "scientist physicist chemist biologist mathematician artist sculptor architect explorer".split()
@@ -69,7 +69,10 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
     for i in idx:
         t = required[i]
         nxt = required[i + 1] if i + 1 < len(required) else ""
-        if t in GENERIC_HEADS and (i == last or (i == first and (t in _PREFIX_HEADS or nxt == "of"))):
+        prev = required[i - 1] if i > 0 else ""
+        # "Amazon River", "Ming dynasty"; not "The Old Man and the Sea", "A Tale of Two Cities"
+        at_end = i == last and prev not in STOPWORDS and not prev[:1].isdigit() and "of" not in required
+        if t in GENERIC_HEADS and (at_end or (i == first and (t in _PREFIX_HEADS or nxt == "of"))):
             continue
         if (i == first and t in _FRONT_TITLES) or (i == last and t in _SUFFIX_WORDS):
             continue

@@ -121,7 +121,18 @@ def _confusable(a: str, b: str) -> bool:
     return False
 
 
-_PH = (("ae", "e"), ("ph", "f"), ("ck", "k"), ("qu", "kw"), ("q", "k"), ("y", "i"), ("z", "s"), ("w", "v"))
+_PH = (
+    ("ae", "e"),
+    ("oe", "o"),
+    ("ue", "u"),
+    ("ph", "f"),
+    ("ck", "k"),
+    ("qu", "kw"),
+    ("q", "k"),
+    ("y", "i"),
+    ("z", "s"),
+    ("w", "v"),
+)
 _SOFT_C = re.compile(r"c(?!h)")
 _DOUBLE = re.compile(r"(.)\1+")
 
