@@ -24,6 +24,7 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from .answerline import (
@@ -62,6 +63,7 @@ class Ruling:
 
 
 _EMPTY = Ruling("reject", "", 0.0, "")
+_GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
 
 
 def judge(
@@ -89,7 +91,12 @@ def judge_strict(
         given = "" if given is None else str(given)
     if word_index is not None and not isinstance(word_index, int):
         word_index = None
-    tokens = normalize(given[:MAX_GIVEN_CHARS])
+    given = given[:MAX_GIVEN_CHARS]
+    if "(" in given:
+        # "Soviet Union (Russia)", "a sand timer (hourglass/egg timer)": AI agents explain in
+        # brackets; the answer is what stands outside them, when anything does.
+        given = _GIVEN_BRACKETS.sub(" ", given) if _GIVEN_BRACKETS.sub("", given).strip() else given
+    tokens = normalize(given)
     if not tokens:
         return _EMPTY
     return _decide(parse_answerline(answerline), tokens, question_text, word_index, split=True)
