@@ -64,6 +64,8 @@ class Ruling:
 
 _EMPTY = Ruling("reject", "", 0.0, "")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
+# Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
+_INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
 
 
 def judge(
@@ -99,7 +101,8 @@ def judge_strict(
     tokens = normalize(given)
     if not tokens:
         return _EMPTY
-    return _decide(parse_answerline(answerline), tokens, question_text, word_index, split=True)
+    initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
+    return _decide(parse_answerline(answerline), tokens, question_text, word_index, initials, split=True)
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
@@ -145,7 +148,13 @@ def _full_cover(entry: Entry, tokens: tuple[str, ...], tset: frozenset[str], eit
 
 
 def _decide(
-    line: AnswerLine, tokens: tuple[str, ...], qt: str | None, wi: int | None, *, split: bool
+    line: AnswerLine,
+    tokens: tuple[str, ...],
+    qt: str | None,
+    wi: int | None,
+    initials: frozenset[str] = frozenset(),
+    *,
+    split: bool,
 ) -> Ruling:
     accepts = _active(line.accepts, qt, wi)
     prompts = _active(line.prompts, qt, wi)
@@ -173,7 +182,7 @@ def _decide(
     if split and conj and conj.isdisjoint(line_words):
         parts = _split_list(tokens)
         if len(parts) > 1:
-            rulings = [_decide(line, p, qt, wi, split=False) for p in parts]
+            rulings = [_decide(line, p, qt, wi, initials, split=False) for p in parts]
             if all(r.verdict == "accept" for r in rulings):
                 return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched)
             return Ruling("reject", "", max(r.score for r in rulings), "")
@@ -196,7 +205,7 @@ def _decide(
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None and not within(tokens, prompt_words | line_words, _IGNORABLE):
         best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
-    if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words):
+    if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
         return _ruling("reject", None, best_accept[1])  # "Leopold Mozart": right surname, wrong person
     if best_accept is not None:
         count, score, e, _ = best_accept
@@ -215,8 +224,8 @@ def _decide(
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
-        if e.person_like and c.matched[-1] and not any(c.matched[:-1]):
-            return _ruling("accept", e, c.score)  # the surname alone
+        if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
+            return _ruling("accept", e, c.score)  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
         if len(matched_words) == 1 and (matched_words[0] in WEAK_WORDS or matched_words[0][0].isdigit()):
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
@@ -228,8 +237,18 @@ def _decide(
     return _ruling("reject", None, score)
 
 
+def _is_suffix(matched: list[bool]) -> bool:
+    """Are the matched words a tail of the name (its surname), nothing before them?"""
+    first = matched.index(True)
+    return all(matched[first:])
+
+
 def _wrong_name(
-    tokens: tuple[str, ...], used: set[int], line: AnswerLine, line_words: frozenset[str]
+    tokens: tuple[str, ...],
+    used: set[int],
+    line: AnswerLine,
+    line_words: frozenset[str],
+    initials: frozenset[str],
 ) -> bool:
     """Does the answer name someone else: an extra given name (or initials) that fits none of the
     line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach)?
@@ -239,14 +258,14 @@ def _wrong_name(
     """
     if not line.first_names:
         return False
-    initials = {w[0] for w in line_words}
+    line_initials = {w[0] for w in line_words}
     for j, g in enumerate(tokens):
         if j in used or g in line_words or g in _IGNORABLE:
             continue
         if g in GIVEN_NAMES_FOLDED:
             if not any(compatible_names(g, w) for w in line.first_names):
                 return True
-        elif 2 <= len(g) <= 3 and g.isalpha() and not all(ch in initials for ch in g):
+        elif g in initials and not all(ch in line_initials for ch in g):
             return True  # initials of someone else
     return False
 

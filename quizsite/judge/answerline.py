@@ -416,8 +416,10 @@ def _person_like(display: str) -> bool:
         if w.lower() in _NAME_PARTICLES:
             continue
         core = w.strip(".,'\"")
-        if not core or not core[0].isupper() or any(ch.isdigit() for ch in core) or "'" in core:
+        if not core or not core[0].isupper() or any(ch.isdigit() for ch in core):
             return False
+        if core.lower().endswith(("'s", "’s")):
+            return False  # a possessive: "Gray's Anatomy"
         if len(core) > 1 and core.isupper():
             return False  # acronyms: "Apple TV"
     last = normalize_cached(words[-1])

@@ -99,6 +99,7 @@ _CHAR_MAP.update(
 _DOTTED = re.compile(r"(?<![a-z0-9])[a-z](?:\.\s?[a-z])+\.?(?![a-z0-9])")
 _POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
 _ELISION = re.compile(r"(?<=[a-z])'(?=[a-z])")
+_CELTIC = re.compile(r"\b([od])'(?=[a-z])")  # O'Keeffe, D'Artagnan: one name, not an elision
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
 _SLASH = re.compile(r"(?<!\d)/|/(?!\d)")
@@ -233,6 +234,7 @@ def _fold(text: str) -> str:
         text = _DOTTED.sub(lambda m: m.group(0).replace(".", "").replace(" ", "") + " ", text)
     if "'" in text:
         text = _POSSESSIVE.sub("", text)
+        text = _CELTIC.sub(r"\1", text)
         text = _ELISION.sub(" ", text)  # l'amore -> l amore, dell'arte -> dell arte
         # what is left is a stray or accent apostrophe (caffe' for caffè): drop it
     if "," in text:
