@@ -2,6 +2,22 @@
 
 The labels come from quizbowl judging conventions (ACF/NAQT), not from the judge's output; a case
 the judge gets wrong stays in the file, marked ``xfail`` with its reason, so the failure is counted.
+Each line: ``form`` (html, protobowl, plain), ``answerline``, ``given``, ``expected`` (accept,
+prompt, reject), ``reason``, optionally ``question_text`` + ``word_index``, ``prompt`` (the directed
+prompt text expected) and ``xfail``.
+
+The conventions the labels follow:
+
+1. The required part (underlined, bold where nothing is underlined, braced) must be given; the rest
+   of the line is optional; extra descriptive words are fine.
+2. Marked line: an incomplete required part is rejected unless the line says to prompt.
+3. Unmarked line: for people the surname suffices; a generic head may be left out ("Waterloo");
+   other incomplete answers are prompted; a generic word alone ("Hill", "sea") is rejected.
+4. Misspellings are accepted when unambiguous and not another real word; short words must be exact.
+5. Hedges are rejected; a list is accepted only if every item is acceptable.
+6. Directives are honoured (accept, prompt, directed prompt, do not accept, accept either, prompt on
+   partial answer, before/after a clue); a rejected answer beats a fuzzy accept.
+7. Equivalents: numbers, Roman numerals, ordinals, standard abbreviations, articles, accents, plurals.
 """
 
 from __future__ import annotations
