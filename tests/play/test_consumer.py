@@ -140,7 +140,7 @@ async def test_bad_input_gets_error_and_socket_stays_usable(tossup_set):
 async def test_flooding_is_refused_then_closed(tossup_set):
     c = Client()
     await c.join("ann")
-    for _ in range(100):
+    for _ in range(150):
         await c.send({"type": "chat", "text": "spam"})
     codes = []
     while True:
