@@ -112,6 +112,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on a missing root before collectstatic
 WHITENOISE_USE_FINDERS = True
 
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 180  # guests stay the same player for months

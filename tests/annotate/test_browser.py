@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from quizsite.items.models import Response
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+from tests.conftest import launch_chromium, needs_chromium
 
 
 @pytest.mark.browser
 @pytest.mark.slow
-@pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Debian's chromium is not installed (apt-get install chromium)")
+@needs_chromium
 def test_consent_three_items_by_keyboard_end_page(make_campaign, live_server, monkeypatch):
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM checks below run beside Playwright's loop
     make_campaign("ghigliottina-choose", "ghig", per_item=2, quota=3)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 390, "height": 844})  # phone width
             page.set_default_timeout(30000)

@@ -1,23 +1,14 @@
 """A person in Debian's chromium: lobby, join a room, buzz with the space bar, answer, see ruling and score."""
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import TOSSUPS, free_port
+from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
 from .servers import app_env, daphne, manage, stop, wait_http
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not shutil.which(CHROMIUM), reason="Debian's chromium is not installed (apt-get install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture
@@ -40,7 +31,7 @@ def test_join_buzz_with_space_answer_and_see_score(app_url, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 390, "height": 844})  # phone width
             page.set_default_timeout(20000)
