@@ -67,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--lambda-skill", type=float, default=1e-5)
     f.add_argument("--lambda-difficulty", type=float, default=1e-5)
     f.add_argument("--lambda-weights", type=float, default=0.0, help="L2 on W_R, W_D (not in the paper)")
+    f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
+                   help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
+    f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
     f.add_argument("--no-progress", action="store_true")
     _add_embedder_args(f, "--embedder")
 
@@ -114,6 +117,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lambda_skill=args.lambda_skill,
         lambda_difficulty=args.lambda_difficulty,
         lambda_weights=args.lambda_weights,
+        input_scaling=args.input_scaling,
+        max_seconds=args.max_seconds,
         batch_size=args.batch_size,
         max_epochs=args.epochs,
         patience=args.patience,

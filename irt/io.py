@@ -126,7 +126,8 @@ def load_fit(directory: str | Path, device: str = "cpu") -> FitResult:
     model.to(device).eval()
     agents = [rec for _, rec in read_jsonl(d / "agents.jsonl")]
     items = [rec for _, rec in read_jsonl(d / "items.jsonl")]
-    history = [rec for _, rec in read_jsonl(d / "history.jsonl")] if (d / "history.jsonl").stat().st_size else []
+    h = d / "history.jsonl"
+    history = [rec for _, rec in read_jsonl(h)] if h.is_file() and h.stat().st_size else []
     return FitResult(
         model=model,
         config=FitConfig.from_dict(config["fit_config"]),

@@ -2,16 +2,16 @@
 
 All four share one interface so one trainer fits them:
 
-* ``bank()``: the parameters of every item of the fitted bank, centred over the bank
+* ``bank()``: the parameters of every item of the fitted bank, difficulties centred over the bank
   (``{"difficulty": (n_items, m), ...}``), computed in one pass (for CAIMIRA: one matrix product
-  of the fixed embeddings).
+  of the fixed embeddings); ``params_at(item_idx)``: the same for some items only.
 * ``cold_params(n, embeddings)``: parameters for ``n`` items that were not in the fit. CAIMIRA
-  computes them from text embeddings with the saved weights and the saved bank mean of the raw
-  difficulty; the id models have nothing to go on and return the mean item of the bank.
-* ``score(skill, params) -> logits`` for gathered rows, and ``forward(agent_idx, item_idx)``.
+  computes them from text embeddings with the saved weights and the saved bank mean; the id models
+  have nothing to go on and return the mean item of the bank.
+* ``score(skill, params) -> logits`` for gathered rows, ``dense_logits(bank)`` for every
+  (agent, item) pair at once, and ``forward(agent_idx, item_idx)``.
 
-Difficulties are centred over the bank during training (identifiability); ``freeze()`` stores the
-bank mean so that an item seen later is placed on the same scale.
+``freeze()`` (after fitting) stores what the id models need for new items (mean discrimination).
 """
 
 from __future__ import annotations
@@ -71,9 +71,12 @@ class IRTModel(nn.Module):
         """
         raise NotImplementedError
 
+    def params_at(self, item_idx: Tensor) -> Params:
+        """Parameters of the bank items ``item_idx`` (one row per index)."""
+        return {k: v[item_idx] for k, v in self.bank().items()}
+
     def forward(self, agent_idx: Tensor, item_idx: Tensor) -> Output:
-        bank = self.bank()
-        params = {k: v[item_idx] for k, v in bank.items()}
+        params = self.params_at(item_idx)
         skill = self.skills()[agent_idx]
         return Output(self.score(skill, params), skill, params["difficulty"])
 
@@ -89,17 +92,28 @@ class Caimira(IRTModel):
         d_j  = d'_j - mean_{j' in bank} d'_j' difficulty, zero mean per dimension over the bank
         p(correct_ij) = sigmoid( r_j . (s_i - d_j) )
 
-    The bank mean is recomputed at every step during training (the whole bank is one small matrix
-    product) and stored in ``d_mean`` by ``freeze()``; a new item gets ``d = W_D e - d_mean``.
+    How the bank centring is computed: d'_j is linear in e_j, so its bank mean is W_D ebar, with
+    ebar the bank's mean embedding, and d_j = W_D (e_j - ebar). The model therefore reads centred
+    embeddings x_j = (e_j - ebar) / c (c: see ``input_scaling``), and d_j = W_D x_j has zero mean
+    over the bank at every step by construction, for the whole bank or any mini-batch of it. ebar is
+    kept with the fitted model (a buffer), so a new item gets d = W_D (e_new - ebar) / c: the same
+    scale as the bank's. ``weights_in_embedding_space()`` returns the paper's W_R, b_R, W_D for raw e
+    and the kept difficulty mean d_mean = W_D ebar (so d = W_D e - d_mean).
+
+    ``input_scaling``: "rms" divides the centred embeddings by their per-coordinate RMS over the bank
+    (c), a preconditioner for full-batch Adam: weights of order lr then move difficulties by order
+    one per step, whatever the embedder's norm. "none" (c = 1) is the paper's parametrization; with
+    mini-batches the larger effective step of "rms" is too noisy at lr 0.005. Both are the same
+    model: an affine map of x is an affine map of e.
+
     With m = 1 the relevance is 1 and the model is Rasch: ``sigmoid(s_i - d_j)``.
     """
 
     kind = "caimira"
     uses_embeddings = True
-    d_mean: Tensor
     e_shift: Tensor
     e_scale: Tensor
-    embeddings: Tensor | None
+    x: Tensor | None
 
     def __init__(
         self,
@@ -110,71 +124,72 @@ class Caimira(IRTModel):
         temperature: float = 1.0,
         embeddings: Tensor | None = None,
         generator: torch.Generator | None = None,
+        input_scaling: str = "rms",
     ) -> None:
         super().__init__(n_agents, n_items, dims)
         if temperature <= 0:
             raise ValueError("temperature must be positive")
-        self.embed_dim, self.temperature = embed_dim, float(temperature)
-        # small random skills break the symmetry between dimensions (zero init: a long plateau)
+        if input_scaling not in ("rms", "none"):
+            raise ValueError("input_scaling must be 'rms' or 'none'")
+        self.embed_dim, self.temperature, self.input_scaling = embed_dim, float(temperature), input_scaling
+        # small random skills break the symmetry between dimensions (zero init: a long plateau);
+        # W_R = 0 (uniform relevance) and W_D = 0 (all difficulties 0) at the start
         self.skill = nn.Parameter(0.1 * torch.randn(n_agents, dims, generator=generator))
         self.W_R = nn.Parameter(torch.zeros(dims, embed_dim))
         self.b_R = nn.Parameter(torch.zeros(dims))
         self.W_D = nn.Parameter(torch.zeros(dims, embed_dim))
-        self.register_buffer("d_mean", torch.zeros(dims))
-        # Input scaling, a preconditioner for Adam: the maps read (e - e_shift) / e_scale, with the
-        # bank's mean embedding and RMS deviation, so their weights are of order one whatever the
-        # embedder's norm. An affine map of e is still an affine map of e (the shift goes into b_R
-        # and into the difficulty centring), so the model is the paper's; weights_in_embedding_space()
-        # gives W_R, b_R, W_D for raw embeddings.
-        self.register_buffer("e_shift", torch.zeros(embed_dim))
+        self.register_buffer("e_shift", torch.zeros(embed_dim))  # the bank's mean embedding
         self.register_buffer("e_scale", torch.ones(()))
+        x = None
         if embeddings is not None:
+            if embeddings.shape != (n_items, embed_dim):
+                raise ValueError(f"embeddings must be ({n_items}, {embed_dim}), got {tuple(embeddings.shape)}")
             shift = embeddings.mean(dim=0)
-            rms = (embeddings - shift).pow(2).sum(dim=1).mean().div(embed_dim).sqrt()
             self.e_shift.copy_(shift)
-            self.e_scale.copy_(rms.clamp_min(1e-12))
-        # the fitted bank's embeddings are data, not state: not saved with the model
-        self.register_buffer("embeddings", embeddings, persistent=False)
+            if input_scaling == "rms":
+                rms = (embeddings - shift).pow(2).mean().sqrt()
+                self.e_scale.copy_(rms.clamp_min(1e-12))
+            x = (embeddings - self.e_shift) / self.e_scale
+        # the fitted bank's (centred) embeddings are data, not state: not saved with the model
+        self.register_buffer("x", x, persistent=False)
 
     def init_kwargs(self) -> dict[str, Any]:
-        return {**super().init_kwargs(), "embed_dim": self.embed_dim, "temperature": self.temperature}
+        return {
+            **super().init_kwargs(),
+            "embed_dim": self.embed_dim,
+            "temperature": self.temperature,
+            "input_scaling": self.input_scaling,
+        }
 
     def skills(self) -> Tensor:
         return self.skill
 
-    def _raw(self, emb: Tensor) -> tuple[Tensor, Tensor]:
-        x = (emb - self.e_shift) / self.e_scale
-        r_raw = x @ self.W_R.T + self.b_R
-        d_raw = x @ self.W_D.T
-        return torch.softmax(r_raw / self.temperature, dim=-1), d_raw
+    def _maps(self, x: Tensor) -> Params:
+        r = torch.softmax((x @ self.W_R.T + self.b_R) / self.temperature, dim=-1)
+        return {"relevance": r, "difficulty": x @ self.W_D.T}
 
-    @torch.no_grad()
-    def weights_in_embedding_space(self) -> dict[str, Tensor]:
-        """``W_R``, ``b_R``, ``W_D``, ``d_mean`` such that r' = W_R e + b_R, d = W_D e - d_mean on raw e."""
-        W_R, W_D = self.W_R / self.e_scale, self.W_D / self.e_scale
-        return {
-            "W_R": W_R,
-            "b_R": self.b_R - W_R @ self.e_shift,
-            "W_D": W_D,
-            "d_mean": self.d_mean + W_D @ self.e_shift,
-        }
+    def _bank_x(self) -> Tensor:
+        if self.x is None:
+            raise RuntimeError("this Caimira has no item bank embeddings (a loaded fit scores new items only)")
+        return self.x
 
     def bank(self) -> Params:
-        if self.embeddings is None:
-            raise RuntimeError("Caimira.bank() needs the item bank's embeddings")
-        r, d_raw = self._raw(self.embeddings)
-        return {"relevance": r, "difficulty": d_raw - d_raw.mean(dim=0)}
+        return self._maps(self._bank_x())
 
-    @torch.no_grad()
-    def freeze(self) -> None:
-        if self.embeddings is not None:
-            self.d_mean.copy_(self._raw(self.embeddings)[1].mean(dim=0))
+    def params_at(self, item_idx: Tensor) -> Params:
+        return self._maps(self._bank_x()[item_idx])  # only the rows a mini-batch needs
 
     def cold_params(self, n: int, embeddings: Tensor | None = None) -> Params:
         if embeddings is None or embeddings.shape != (n, self.embed_dim):
             raise ValueError(f"caimira needs a ({n}, {self.embed_dim}) embedding matrix for new items")
-        r, d_raw = self._raw(embeddings)
-        return {"relevance": r, "difficulty": d_raw - self.d_mean}
+        return self._maps((embeddings - self.e_shift) / self.e_scale)
+
+    @torch.no_grad()
+    def weights_in_embedding_space(self) -> dict[str, Tensor]:
+        """The paper's ``W_R``, ``b_R``, ``W_D`` for raw embeddings and the kept difficulty mean:
+        r' = W_R e + b_R, d = W_D e - d_mean."""
+        W_R, W_D = self.W_R / self.e_scale, self.W_D / self.e_scale
+        return {"W_R": W_R, "b_R": self.b_R - W_R @ self.e_shift, "W_D": W_D, "d_mean": W_D @ self.e_shift}
 
     def score(self, skill: Tensor, params: Params) -> Tensor:
         return (params["relevance"] * (skill - params["difficulty"])).sum(dim=-1)

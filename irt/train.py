@@ -48,6 +48,7 @@ class FitConfig:
     model: str = "caimira"  # caimira | 1pl | 2pl | mirt
     dims: int = 5  # m (1pl and 2pl always use 1)
     temperature: float = 1.0  # relevance softmax temperature (paper 1.0; authors' code 0.5)
+    input_scaling: str | None = None  # caimira: rms | none; None: rms full-batch, none with mini-batches
     lr: float = 0.005
     lambda_skill: float = 1e-5
     lambda_difficulty: float = 1e-5
@@ -56,6 +57,7 @@ class FitConfig:
     max_epochs: int | None = None  # None: 3000 full-batch, 100 with mini-batches
     patience: int | None = None  # epochs without improvement; None: 100 full-batch, 3 mini-batch
     min_delta: float = 1e-5  # an improvement must lower the monitored loss by more than this
+    max_seconds: float | None = None  # stop after the epoch during which this wall-clock budget ran out
     val_fraction: float = 0.1  # share of responses hashed into validation (ignored with val_responses)
     val_group: str = "pair"  # pair | query | a query field, e.g. orig_qid (whole tossups held out)
     seed: int = 0
@@ -69,6 +71,8 @@ class FitConfig:
             c.max_epochs = 3000 if full else 100
         if c.patience is None:
             c.patience = 100 if full else 3
+        if c.input_scaling is None:
+            c.input_scaling = "rms" if full else "none"
         if c.model in ("1pl", "2pl"):
             c.dims = 1
         return c
@@ -154,6 +158,11 @@ class FitResult:
                     )
                     if not torch.isfinite(emb).all():
                         raise IRTDataError("new item embeddings contain NaN or infinite values")
+                    want = self.model.init_kwargs()["embed_dim"]
+                    if emb.ndim != 2 or emb.shape[1] != want:
+                        raise IRTDataError(
+                            f"new item embeddings have shape {tuple(emb.shape)}; this fit reads {want}-d embeddings"
+                        )
                 cold = self.model.cold_params(len(new_ids), emb)
                 params = {k: torch.cat([v, cold[k]]) for k, v in params.items()}
                 q_index.update({q: len(self.item_ids) + i for i, q in enumerate(new_ids)})
@@ -186,10 +195,29 @@ def _make_model(data: FitData, cfg: FitConfig, gen: torch.Generator, dev: torch.
         dims=cfg.dims,
         embed_dim=0 if emb is None else emb.shape[1],
         temperature=cfg.temperature,
+        input_scaling=cfg.input_scaling,
         embeddings=emb,
         generator=gen,
     )
     return model.to(dev)
+
+
+@torch.no_grad()
+def _init_skills(model: IRTModel, train: Responses, n_agents: int) -> None:
+    """Start every skill at the logit of the agent's smoothed training accuracy (all dimensions).
+
+    With difficulties starting at 0 the first predictions are then each agent's base rate, instead
+    of 1/2; Adam at lr 0.005 would otherwise spend hundreds of steps getting there. MIRT's skills
+    enter through a dot product with discriminations and keep their small random start.
+    """
+    if model.kind == "mirt":
+        return
+    correct = np.bincount(train.agent_idx, weights=train.ruling, minlength=n_agents)
+    seen = np.bincount(train.agent_idx, minlength=n_agents)
+    acc = (correct + 1.0) / (seen + 2.0)
+    logit = torch.as_tensor(np.log(acc / (1.0 - acc)), dtype=torch.float32)
+    skill = model.skills()
+    skill.add_((logit[:, None] if skill.ndim == 2 else logit).to(skill.device))
 
 
 def _split(data: FitData, cfg: FitConfig) -> tuple[Responses, Responses | None]:
@@ -224,6 +252,7 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
             torch.as_tensor(r.ruling, device=dev),
         )
 
+    _init_skills(model, train, len(data.agents))
     A, Q, Y = tensors(train)
     vA, vQ, vY = tensors(val) if val is not None else (None, None, None)
     n = len(train)
@@ -233,11 +262,12 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     weights = [model.W_R, model.W_D] if isinstance(model, Caimira) and cfg.lambda_weights > 0 else []
     if dense:
-        # full batch over the (agent x item) matrix: counts of correct / wrong rulings per pair
-        pos = torch.zeros(len(data.agents), len(data.items), device=dev)
-        neg = torch.zeros_like(pos)
-        pos.index_put_((A, Q), Y, accumulate=True)
-        neg.index_put_((A, Q), 1.0 - Y, accumulate=True)
+        # full batch over the (agent x item) matrix: responses per pair and their share correct
+        count = torch.zeros(len(data.agents), len(data.items), device=dev)
+        share = torch.zeros_like(count)
+        count.index_put_((A, Q), torch.ones_like(Y), accumulate=True)
+        share.index_put_((A, Q), Y, accumulate=True)
+        share = share / count.clamp_min(1.0)  # share of correct rulings per pair (0 where unobserved)
         agent_w = torch.bincount(A, minlength=len(data.agents)).float() / n  # response share per agent
         item_w = torch.bincount(Q, minlength=len(data.items)).float() / n
 
@@ -246,7 +276,7 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
         if dense:
             bank = model.bank()
             L = model.dense_logits(bank)
-            loss_bce = (pos * F.softplus(-L) + neg * F.softplus(L)).sum() / n
+            loss_bce = F.binary_cross_entropy_with_logits(L, share, weight=count, reduction="sum") / n
             l1_s = (agent_w * _rows_l1(model.skills())).sum()
             l1_d = (item_w * _rows_l1(bank["difficulty"])).sum()
         else:
@@ -272,6 +302,7 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
     best, best_epoch, bad = math.inf, 0, 0
     best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     history: list[dict[str, Any]] = []
+    stopped = "max_epochs"
     for epoch in range(1, cfg.max_epochs + 1):
         model.train()
         batches: list[torch.Tensor | None]
@@ -301,7 +332,11 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
         else:
             bad += 1
             if bad >= cfg.patience:
+                stopped = "patience"
                 break
+        if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
+            stopped = "max_seconds"
+            break
 
     model.load_state_dict(best_state)
     model.eval()
@@ -325,6 +360,7 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
         "n_agents": len(data.agents),
         "epochs": len(history),
         "best_epoch": best_epoch,
+        "stopped": stopped,  # patience | max_epochs | max_seconds
         "train": binary_metrics(p_train, train.ruling),
         "val": None,
         "baseline": None,

@@ -58,6 +58,15 @@ def test_cli_round_trip(files, tmp_path, small_set):
     # the new query is scored from its embedding with the saved weights and bank mean
     expect = fitted.predict_proba(["new_a"], ["a1"], {"new_a": emb_new[0]})[0]
     assert rows[1]["p"] == pytest.approx(float(expect), abs=1e-6)
+    # ... which is sigmoid(r . (s - d)) with the raw-space weights and the kept difficulty mean
+    W = {k: v.numpy() for k, v in fitted.model.weights_in_embedding_space().items()}
+    z = emb_new[0] @ W["W_R"].T + W["b_R"]
+    r = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    d = emb_new[0] @ W["W_D"].T - W["d_mean"]
+    s = fitted.skills[1]
+    assert rows[1]["p"] == pytest.approx(float(1 / (1 + np.exp(-(r * (s - d)).sum()))), abs=1e-5)
+    with pytest.raises(irt.IRTDataError, match="this fit reads 24-d embeddings"):
+        fitted.predict_proba(["new_a"], ["a1"], {"new_a": np.ones(5)})
 
 
 def test_cli_baselines_and_explicit_validation(files, tmp_path):

@@ -138,3 +138,24 @@ def test_device_option_cpu(small_set):
 def test_device_option_cuda(small_set):  # pragma: no cover - needs a GPU
     res = fit(small_set.data, FitConfig(dims=3, device="cuda"))
     assert res.metrics["val"]["accuracy"] > 0.6
+
+
+def test_max_seconds_budget_keeps_the_best_epoch(small_set):
+    res = fit(small_set.data, FitConfig(dims=2, max_epochs=100000, patience=100000, max_seconds=0.3))
+    assert res.metrics["stopped"] == "max_seconds"
+    assert 1 <= res.metrics["best_epoch"] <= res.metrics["epochs"] < 100000
+
+
+def test_input_scaling_is_a_reparametrization(small_set):
+    """'rms' and 'none' describe the same model: the raw-space weights of one reproduce the other."""
+    res = fit(small_set.data, FitConfig(dims=3, max_epochs=50))
+    assert res.config.input_scaling == "rms"
+    m = res.model
+    W = m.weights_in_embedding_space()
+    e = torch.as_tensor(small_set.data.embeddings)
+    r = torch.softmax(e @ W["W_R"].T + W["b_R"], dim=1)
+    d = e @ W["W_D"].T - W["d_mean"]
+    assert torch.allclose(r, torch.as_tensor(res.item_params["relevance"]), atol=1e-5)
+    assert torch.allclose(d, torch.as_tensor(res.item_params["difficulty"]), atol=1e-4)
+    mb = fit(small_set.data, FitConfig(dims=3, batch_size=1024, max_epochs=2))
+    assert mb.config.input_scaling == "none" and float(mb.model.e_scale) == 1.0
