@@ -294,7 +294,9 @@ class FitData:
 
     ``responses`` index into ``items``/``agents``. ``embeddings`` (``len(items) x n``) is needed by
     ``caimira`` only. ``val_responses``, when set, is the explicit validation set (otherwise the
-    trainer splits ``responses`` by a seeded hash).
+    trainer splits ``responses`` by a seeded hash). ``source`` (file names) and ``meta`` (anything
+    JSON-serialisable the caller wants kept, such as which human grouping made the agents) are
+    written into the fit's metrics under ``"data"``.
     """
 
     items: list[dict[str, Any]]
@@ -304,6 +306,7 @@ class FitData:
     val_responses: Responses | None = None
     embedder: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"human_grouping": {...}}: recorded with the fit
 
     @property
     def item_ids(self) -> list[str]:
@@ -326,11 +329,12 @@ class FitData:
         embeddings: tuple[Sequence[str], np.ndarray] | dict[str, Sequence[float]] | None = None,
         val_responses: Iterable[dict[str, Any]] | None = None,
         embedder: dict[str, str] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> FitData:
         """Build from in-memory records (the Django side). Errors read ``responses[i]: ...``."""
         items = validate_queries(_located(queries, "queries"), require_text=False)
         ags = validate_agents(_located(agents, "agents"))
-        return cls._build(
+        data = cls._build(
             items,
             ags,
             _located(responses, "responses"),
@@ -340,6 +344,8 @@ class FitData:
             dict(embedder or {}),
             {"queries": "queries", "agents": "agents"},
         )
+        data.meta = dict(meta or {})
+        return data
 
     @classmethod
     def from_files(

@@ -177,7 +177,10 @@ class Caimira(IRTModel):
         return self._maps(self._bank_x())
 
     def params_at(self, item_idx: Tensor) -> Params:
-        return self._maps(self._bank_x()[item_idx])  # only the rows a mini-batch needs
+        x = self._bank_x()
+        if item_idx.numel() >= len(x):  # more rows than the bank: map the bank once, then gather
+            return super().params_at(item_idx)
+        return self._maps(x[item_idx])  # a mini-batch: only the rows it needs
 
     def cold_params(self, n: int, embeddings: Tensor | None = None) -> Params:
         if embeddings is None or embeddings.shape != (n, self.embed_dim):

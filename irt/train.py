@@ -372,6 +372,7 @@ def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallba
         metrics["per_agent_type"]["val"] = metrics_by_group(p_val, val.ruling, types[val.agent_idx])
     metrics["seconds"] = round(time.perf_counter() - t0, 3)
     metrics["config"] = asdict(cfg)
+    metrics["data"] = {"source": dict(data.source), "embedder": dict(data.embedder), "meta": dict(data.meta)}
     return FitResult(
         model=model,
         config=cfg,

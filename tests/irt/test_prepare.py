@@ -135,3 +135,40 @@ def test_group_responses_and_agents():
     assert {r["agent_id"] for r in rows} == {"human_group:3:1"}
     agents = group_agents(groups)
     assert agents[0]["type"] == "human_group" and agents[0]["size"] == 3 and agents[0]["n_items"] == 3
+
+
+def test_pipeline_from_buzzes_to_a_fit(fake_encoder, tmp_path):
+    """Tossups and buzzes -> clue items, backfilled rulings, human groups -> a recorded fit."""
+    import json
+
+    import numpy as np
+
+    import irt
+
+    rng = np.random.default_rng(0)
+    tossups = {f"t{i}": " ".join(f"Clue {k} of tossup {i} about topic {i % 5}." for k in range(1, 5)) for i in range(30)}
+    queries = [c.as_query(answer=f"answer {t}") for t, text in tossups.items() for c in irt.clue_items(t, text)]
+    players: dict[str, dict[str, int]] = {}
+    for p in range(20):
+        rulings: dict[str, int] = {}
+        for t, text in tossups.items():
+            if rng.random() < 0.5:
+                continue
+            clues = irt.split_clues(text)
+            word = int(rng.integers(0, 40))
+            correct = bool(rng.random() < 0.3 + 0.03 * p)
+            rulings.update(irt.buzz_rulings(t, len(clues), irt.buzz_clue(word, clues), correct))
+        players[f"p{p}"] = rulings
+    groups = irt.group_humans(players, sizes=(1, 5))
+    agents = irt.group_agents(groups)
+    responses = irt.group_responses(groups, players, seed=0)
+    data = irt.FitData.from_records(queries, agents, responses,
+                                    meta={"human_grouping": {"sizes": [1, 5], "seed": 0}})
+    data = irt.with_embeddings(data, model="fake", encoder=fake_encoder, cache=tmp_path)
+    res = irt.fit(data, irt.FitConfig(dims=2, max_epochs=30))
+    out = irt.save_fit(res, tmp_path / "fit", agents=data.agents)
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["data"]["meta"] == {"human_grouping": {"sizes": [1, 5], "seed": 0}}
+    assert m["data"]["embedder"] == {"model": "fake", "template": "default"}
+    assert set(m["per_agent_type"]["train"]) == {"human_group"}
+    assert len(agents) == 20 + 4 and m["n_items"] == 120
