@@ -15,7 +15,7 @@ whole and predicted from text alone; nothing of them is in the fit. Also reporte
 A logistic regression on agent id + clue position (k / n, metadata that CAIMIRA does not read) is
 shown for reference.
 
-Run from the repository root (about two minutes on two busy cores)::
+Run from the repository root (about a minute; the fits use one torch thread unless --threads says otherwise)::
 
     nice python benchmarks/irt_real.py
 """
@@ -126,7 +126,7 @@ def position_reference(d: FitData, folds: np.ndarray) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the fits are small)")
     ap.add_argument("--skip-warm", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
     args = ap.parse_args()

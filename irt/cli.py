@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
+    f.add_argument("--threads", type=int, default=None, help="torch CPU threads for the fit (small fits: 1 is best)")
     f.add_argument("--no-progress", action="store_true")
     _add_embedder_args(f, "--embedder")
 
@@ -119,6 +120,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lambda_weights=args.lambda_weights,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
+        threads=args.threads,
         batch_size=args.batch_size,
         max_epochs=args.epochs,
         patience=args.patience,

@@ -62,6 +62,7 @@ class FitConfig:
     val_group: str = "pair"  # pair | query | a query field, e.g. orig_qid (whole tossups held out)
     seed: int = 0
     device: str = "cpu"
+    threads: int | None = None  # torch intra-op threads during the fit (restored after); None: leave as is
 
     def resolved(self) -> FitConfig:
         """A copy with the automatic values filled in (what a fit records)."""
@@ -234,6 +235,17 @@ def _split(data: FitData, cfg: FitConfig) -> tuple[Responses, Responses | None]:
 def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallback | None = None) -> FitResult:
     """Fit ``config.model`` to ``data``; returns the parameters at the best validation BCE."""
     cfg = (config or FitConfig()).resolved()
+    if cfg.threads is None:
+        return _fit(data, cfg, progress)
+    before = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    try:
+        return _fit(data, cfg, progress)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None) -> FitResult:
     assert cfg.max_epochs is not None and cfg.patience is not None
     if len(data.responses) == 0:
         raise IRTDataError("no responses to fit")

