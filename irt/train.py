@@ -1,20 +1,24 @@
 """One trainer for every model: Adam on BCE + L1, full batch or mini-batch, early stopping.
 
-Per step the whole item bank's parameters are computed once (for CAIMIRA one matrix product of the
-fixed embeddings) and gathered per response with index tensors; there is no Python loop over
-responses. An "epoch" is one pass over the training responses: one step in full-batch mode
-(``batch_size=None``), ``ceil(n / batch_size)`` steps otherwise.
+No Python loop over responses. Full batch on dense data (at most 4 agent x item cells per
+response): one step is a matrix product over the whole agent x item matrix, weighted by the number
+of responses per pair. Otherwise (sparse data, or ``batch_size``): the parameters of the items in
+the batch are computed (CAIMIRA: only those rows of the embedding matrix) and gathered per
+response with index tensors. An "epoch" is one pass over the training responses: one step in
+full-batch mode (``batch_size=None``), ``ceil(n / batch_size)`` steps otherwise.
 
 Loss per step::
 
     mean BCE(logits, rulings)
-      + lambda_skill      * mean over the batch of |s_i|_1
-      + lambda_difficulty * mean over the batch of |d_j|_1
+      + lambda_skill      * mean over the batch's responses of |s_i|_1
+      + lambda_difficulty * mean over the batch's responses of |d_j|_1
       + lambda_weights    * (|W_R|_2^2 + |W_D|_2^2)          (CAIMIRA only; 0 = the paper)
 
-Determinism: with the same data, config and seed, a CPU fit gives the same parameters bit for bit
-(initialisation, split and shuffling use their own seeded generators; nothing reads global RNG
-state). On CUDA, scatter-add in the backward pass of the gather is not bit-reproducible.
+Determinism: with the same data, config, seed and number of torch threads, a CPU fit gives the same
+parameters bit for bit (initialisation, split and shuffling use their own seeded generators;
+nothing reads global RNG state). A different thread count changes the order of floating-point
+sums and so, over thousands of steps, the last digits. On CUDA, scatter-adds in the backward pass
+are not bit-reproducible.
 """
 
 from __future__ import annotations
