@@ -132,6 +132,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if not (DATA / "queries.jsonl").is_file():
+        print(f"error: {DATA} not found (the shared data sets live at ../shared from the repository root)",
+              file=sys.stderr)
+        return 2
     cache = OUT / "cache"
     t0 = time.perf_counter()
     base = FitData.from_files(DATA / "queries.jsonl", DATA / "agents.jsonl", DATA / "responses.jsonl")
