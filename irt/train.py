@@ -1,0 +1,402 @@
+"""One trainer for every model: Adam on BCE + L1, full batch or mini-batch, early stopping.
+
+No Python loop over responses. Full batch on dense data (at most 4 agent x item cells per
+response): one step is a matrix product over the whole agent x item matrix, weighted by the number
+of responses per pair. Otherwise (sparse data, or ``batch_size``): the parameters of the items in
+the batch are computed (CAIMIRA: only those rows of the embedding matrix) and gathered per
+response with index tensors. An "epoch" is one pass over the training responses: one step in
+full-batch mode (``batch_size=None``), ``ceil(n / batch_size)`` steps otherwise.
+
+Loss per step::
+
+    mean BCE(logits, rulings)
+      + lambda_skill      * mean over the batch's responses of |s_i|_1
+      + lambda_difficulty * mean over the batch's responses of |d_j|_1
+      + lambda_weights    * (|W_R|_2^2 + |W_D|_2^2)          (CAIMIRA only; 0 = the paper)
+
+Determinism: with the same data, config, seed and number of torch threads, a CPU fit gives the same
+parameters bit for bit (initialisation, split and shuffling use their own seeded generators;
+nothing reads global RNG state). A different thread count changes the order of floating-point
+sums and so, over thousands of steps, the last digits. On CUDA, scatter-adds in the backward pass
+are not bit-reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .data import FitData, IRTDataError, Responses
+from .metrics import binary_metrics, majority_baseline, metrics_by_group
+from .models import Caimira, IRTModel, build_model
+
+__all__ = ["FitConfig", "FitResult", "ProgressCallback", "fit", "hash_split"]
+
+ProgressCallback = Callable[[int, float, "float | None"], Any]
+"""``callback(epoch, train_loss, val_loss)`` after every epoch; ``val_loss`` is None without a
+validation set. Raise from it to abort the fit (e.g. a revoked Celery task)."""
+
+
+@dataclass
+class FitConfig:
+    """Settings of a fit. Defaults are the paper's where the paper has one."""
+
+    model: str = "caimira"  # caimira | 1pl | 2pl | mirt
+    dims: int = 5  # m (1pl and 2pl always use 1)
+    temperature: float = 1.0  # relevance softmax temperature (paper 1.0; authors' code 0.5)
+    input_scaling: str | None = None  # caimira: rms | none; None: rms full-batch, none with mini-batches
+    lr: float = 0.005
+    lambda_skill: float = 1e-5
+    lambda_difficulty: float = 1e-5
+    lambda_weights: float = 0.0  # L2 on CAIMIRA's W_R and W_D; not in the paper
+    batch_size: int | None = None  # None: full batch
+    max_epochs: int | None = None  # None: 3000 full-batch, 100 with mini-batches
+    patience: int | None = None  # epochs without improvement; None: 100 full-batch, 3 mini-batch
+    min_delta: float = 1e-5  # an improvement must lower the monitored loss by more than this
+    max_seconds: float | None = None  # stop after the epoch during which this wall-clock budget ran out
+    val_fraction: float = 0.1  # share of responses hashed into validation (ignored with val_responses)
+    val_group: str = "pair"  # pair | query | a query field, e.g. orig_qid (whole tossups held out)
+    seed: int = 0
+    device: str = "cpu"
+    threads: int | None = None  # torch intra-op threads during the fit (restored after); None: leave as is
+
+    def resolved(self) -> FitConfig:
+        """A copy with the automatic values filled in (what a fit records)."""
+        full = self.batch_size is None
+        c = FitConfig(**asdict(self))
+        if c.max_epochs is None:
+            c.max_epochs = 3000 if full else 100
+        if c.patience is None:
+            c.patience = 100 if full else 3
+        if c.input_scaling is None:
+            c.input_scaling = "rms" if full else "none"
+        if c.model in ("1pl", "2pl"):
+            c.dims = 1
+        return c
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FitConfig:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def hash_split(keys: Sequence[str], fraction: float, seed: int = 0) -> np.ndarray:
+    """Boolean mask, True for validation: ``blake2b(f"{seed}|{key}") / 2**64 < fraction``.
+
+    The same key always lands on the same side for a seed, whatever else is in the data.
+    """
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError("val_fraction must be in [0, 1)")
+    cut = int(fraction * 2**64)
+    prefix = f"{seed}|".encode()
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(prefix + k.encode(), digest_size=8).digest(), "little") < cut for k in keys),
+        dtype=bool,
+        count=len(keys),
+    )
+
+
+@dataclass
+class FitResult:
+    """A fitted model with its ids, parameters and metrics (also what :func:`irt.load_fit` returns)."""
+
+    model: IRTModel
+    config: FitConfig
+    item_ids: list[str]
+    agent_ids: list[str]
+    agent_types: list[str]
+    item_params: dict[str, np.ndarray]  # the fitted bank: relevance / difficulty / discrimination
+    metrics: dict[str, Any]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    embedder: dict[str, str] = field(default_factory=dict)  # {"model", "template"} when known
+
+    @property
+    def skills(self) -> np.ndarray:
+        return self.model.skills().detach().cpu().numpy()
+
+    @property
+    def effective_difficulty(self) -> np.ndarray:
+        """r * d for CAIMIRA, d otherwise (the bank)."""
+        d = self.item_params["difficulty"]
+        return self.item_params["relevance"] * d if "relevance" in self.item_params else d
+
+    def predict_proba(
+        self,
+        query_ids: Sequence[str],
+        agent_ids: Sequence[str],
+        new_item_embeddings: dict[str, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """p(correct) for each (query, agent) pair.
+
+        Items of the fitted bank use their fitted parameters. Other items are cold-start: CAIMIRA
+        needs their embedding in ``new_item_embeddings`` (same embedder and template as the fit);
+        the id models give them the bank's mean item.
+        """
+        if len(query_ids) != len(agent_ids):
+            raise ValueError("query_ids and agent_ids differ in length")
+        a_index = {a: i for i, a in enumerate(self.agent_ids)}
+        missing = [a for a in agent_ids if a not in a_index]
+        if missing:
+            raise IRTDataError(f"unknown agent id {missing[0]!r} (not in the fit)")
+        q_index = {q: i for i, q in enumerate(self.item_ids)}
+        new_ids = sorted({q for q in query_ids if q not in q_index})
+        dev = next(self.model.parameters()).device
+        with torch.no_grad():
+            params = {k: torch.as_tensor(v, device=dev) for k, v in self.item_params.items()}
+            if new_ids:
+                emb = None
+                if self.model.uses_embeddings:
+                    new_item_embeddings = new_item_embeddings or {}
+                    lacking = [q for q in new_ids if q not in new_item_embeddings]
+                    if lacking:
+                        raise IRTDataError(f"query {lacking[0]!r} is not in the fit and has no embedding")
+                    emb = torch.as_tensor(
+                        np.stack([np.asarray(new_item_embeddings[q], dtype=np.float32) for q in new_ids]), device=dev
+                    )
+                    if not torch.isfinite(emb).all():
+                        raise IRTDataError("new item embeddings contain NaN or infinite values")
+                    want = self.model.init_kwargs()["embed_dim"]
+                    if emb.ndim != 2 or emb.shape[1] != want:
+                        raise IRTDataError(
+                            f"new item embeddings have shape {tuple(emb.shape)}; this fit reads {want}-d embeddings"
+                        )
+                cold = self.model.cold_params(len(new_ids), emb)
+                params = {k: torch.cat([v, cold[k]]) for k, v in params.items()}
+                q_index.update({q: len(self.item_ids) + i for i, q in enumerate(new_ids)})
+            qi = torch.as_tensor([q_index[q] for q in query_ids], dtype=torch.long, device=dev)
+            ai = torch.as_tensor([a_index[a] for a in agent_ids], dtype=torch.long, device=dev)
+            logits = self.model.score(self.model.skills()[ai], {k: v[qi] for k, v in params.items()})
+            return torch.sigmoid(logits).cpu().numpy().astype(np.float64)
+
+
+_DENSE_MAX_RATIO = 4.0
+"""Full-batch fits use the dense (agent x item) matrix when it has at most this many cells per
+training response; sparser data are gathered per response."""
+
+
+def _rows_l1(t: torch.Tensor) -> torch.Tensor:
+    """|row|_1 for each row of a (n,) or (n, m) tensor."""
+    return t.abs().reshape(len(t), -1).sum(dim=1)
+
+
+def _make_model(data: FitData, cfg: FitConfig, gen: torch.Generator, dev: torch.device) -> IRTModel:
+    emb = None
+    if cfg.model == "caimira":
+        if data.embeddings is None:
+            raise IRTDataError("model 'caimira' needs item embeddings (give --embeddings or embed the queries)")
+        emb = torch.as_tensor(data.embeddings, dtype=torch.float32)
+    model = build_model(
+        cfg.model,
+        n_agents=len(data.agents),
+        n_items=len(data.items),
+        dims=cfg.dims,
+        embed_dim=0 if emb is None else emb.shape[1],
+        temperature=cfg.temperature,
+        input_scaling=cfg.input_scaling,
+        embeddings=emb,
+        generator=gen,
+    )
+    return model.to(dev)
+
+
+@torch.no_grad()
+def _init_skills(model: IRTModel, train: Responses, n_agents: int) -> None:
+    """Start every skill at the logit of the agent's smoothed training accuracy (all dimensions).
+
+    With difficulties starting at 0 the first predictions are then each agent's base rate, instead
+    of 1/2; Adam at lr 0.005 would otherwise spend hundreds of steps getting there. MIRT's skills
+    enter through a dot product with discriminations and keep their small random start.
+    """
+    if model.kind == "mirt":
+        return
+    correct = np.bincount(train.agent_idx, weights=train.ruling, minlength=n_agents)
+    seen = np.bincount(train.agent_idx, minlength=n_agents)
+    acc = (correct + 1.0) / (seen + 2.0)
+    logit = torch.as_tensor(np.log(acc / (1.0 - acc)), dtype=torch.float32)
+    skill = model.skills()
+    skill.add_((logit[:, None] if skill.ndim == 2 else logit).to(skill.device))
+
+
+def _split(data: FitData, cfg: FitConfig) -> tuple[Responses, Responses | None]:
+    if data.val_responses is not None:
+        return data.responses, data.val_responses
+    if cfg.val_fraction <= 0:
+        return data.responses, None
+    mask = hash_split(data.split_keys(cfg.val_group), cfg.val_fraction, cfg.seed)
+    if mask.all() or not mask.any():
+        return data.responses, None
+    return data.responses.subset(~mask), data.responses.subset(mask)
+
+
+def fit(data: FitData, config: FitConfig | None = None, progress: ProgressCallback | None = None) -> FitResult:
+    """Fit ``config.model`` to ``data``; returns the parameters at the best validation BCE."""
+    cfg = (config or FitConfig()).resolved()
+    if cfg.threads is None:
+        return _fit(data, cfg, progress)
+    before = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    try:
+        return _fit(data, cfg, progress)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None) -> FitResult:
+    assert cfg.max_epochs is not None and cfg.patience is not None
+    if len(data.responses) == 0:
+        raise IRTDataError("no responses to fit")
+    t0 = time.perf_counter()
+    dev = torch.device(cfg.device)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    model = _make_model(data, cfg, gen, dev)
+    train, val = _split(data, cfg)
+    if len(train) == 0:
+        raise IRTDataError("no training responses left after the validation split")
+
+    def tensors(r: Responses) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return (
+            torch.as_tensor(r.agent_idx, device=dev),
+            torch.as_tensor(r.item_idx, device=dev),
+            torch.as_tensor(r.ruling, device=dev),
+        )
+
+    _init_skills(model, train, len(data.agents))
+    A, Q, Y = tensors(train)
+    vA, vQ, vY = tensors(val) if val is not None else (None, None, None)
+    n = len(train)
+    bs = cfg.batch_size if cfg.batch_size and cfg.batch_size < n else None
+    n_pairs = len(data.agents) * len(data.items)
+    dense = bs is None and n_pairs <= _DENSE_MAX_RATIO * n
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    weights = [model.W_R, model.W_D] if isinstance(model, Caimira) and cfg.lambda_weights > 0 else []
+    if dense:
+        # full batch over the (agent x item) matrix: responses per pair and their share correct
+        count = torch.zeros(len(data.agents), len(data.items), device=dev)
+        share = torch.zeros_like(count)
+        count.index_put_((A, Q), torch.ones_like(Y), accumulate=True)
+        share.index_put_((A, Q), Y, accumulate=True)
+        share = share / count.clamp_min(1.0)  # share of correct rulings per pair (0 where unobserved)
+        agent_w = torch.bincount(A, minlength=len(data.agents)).float() / n  # response share per agent
+        item_w = torch.bincount(Q, minlength=len(data.items)).float() / n
+
+    def step_loss(idx: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(loss with penalties, mean BCE) on the batch ``idx`` (None: all training responses)."""
+        if dense:
+            bank = model.bank()
+            L = model.dense_logits(bank)
+            loss_bce = F.binary_cross_entropy_with_logits(L, share, weight=count, reduction="sum") / n
+            l1_s = (agent_w * _rows_l1(model.skills())).sum()
+            l1_d = (item_w * _rows_l1(bank["difficulty"])).sum()
+        else:
+            a, q, y = (A, Q, Y) if idx is None else (A[idx], Q[idx], Y[idx])
+            out = model(a, q)
+            loss_bce = F.binary_cross_entropy_with_logits(out.logits, y)
+            l1_s, l1_d = _rows_l1(out.skill).mean(), _rows_l1(out.difficulty).mean()
+        loss = loss_bce + cfg.lambda_skill * l1_s + cfg.lambda_difficulty * l1_d
+        for w in weights:
+            loss = loss + cfg.lambda_weights * w.pow(2).sum()
+        return loss, loss_bce.detach()
+
+    def val_bce() -> float | None:
+        if vA is None or vQ is None or vY is None:
+            return None
+        with torch.no_grad():
+            if dense:
+                logits = model.dense_logits(model.bank())[vA, vQ]
+            else:
+                logits = model(vA, vQ).logits
+            return float(F.binary_cross_entropy_with_logits(logits, vY))
+
+    best, best_epoch, bad = math.inf, 0, 0
+    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    history: list[dict[str, Any]] = []
+    stopped = "max_epochs"
+    for epoch in range(1, cfg.max_epochs + 1):
+        model.train()
+        batches: list[torch.Tensor | None]
+        if bs is None:
+            batches = [None]
+        else:
+            batches = list(torch.randperm(n, generator=gen).to(dev).split(bs))
+        total = torch.zeros((), device=dev)
+        for idx in batches:
+            loss, loss_bce = step_loss(idx)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += loss_bce * (n if idx is None else len(idx))
+        train_loss = float(total) / n
+        model.eval()
+        val_loss = val_bce()
+        history.append({"epoch": epoch, "train_bce": train_loss, "val_bce": val_loss})
+        if progress is not None:
+            progress(epoch, train_loss, val_loss)
+        monitored = val_loss if val_loss is not None else train_loss
+        if not math.isfinite(monitored):
+            raise FloatingPointError(f"loss became {monitored} at epoch {epoch}; lower the learning rate")
+        if monitored < best - cfg.min_delta:
+            best, best_epoch, bad = monitored, epoch, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            bad += 1
+            if bad >= cfg.patience:
+                stopped = "patience"
+                break
+        if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
+            stopped = "max_seconds"
+            break
+
+    model.load_state_dict(best_state)
+    model.eval()
+    model.freeze()
+    with torch.no_grad():
+        item_params = {k: v.detach().cpu().numpy() for k, v in model.bank().items()}
+
+        def predict(a: torch.Tensor, q: torch.Tensor) -> np.ndarray:
+            return torch.sigmoid(model(a, q).logits).cpu().numpy().astype(np.float64)
+
+        p_train = predict(A, Q)
+        p_val = predict(vA, vQ) if vA is not None and vQ is not None else None
+    types = np.asarray(data.agent_types)
+    metrics: dict[str, Any] = {
+        "model": cfg.model,
+        "dims": cfg.dims,
+        "n_responses": len(data.responses) + (len(data.val_responses) if data.val_responses is not None else 0),
+        "n_train": n,
+        "n_val": 0 if val is None else len(val),
+        "n_items": len(data.items),
+        "n_agents": len(data.agents),
+        "epochs": len(history),
+        "best_epoch": best_epoch,
+        "stopped": stopped,  # patience | max_epochs | max_seconds
+        "train": binary_metrics(p_train, train.ruling),
+        "val": None,
+        "baseline": None,
+        "per_agent_type": {"train": metrics_by_group(p_train, train.ruling, types[train.agent_idx])},
+    }
+    if val is not None and p_val is not None:
+        metrics["val"] = binary_metrics(p_val, val.ruling)
+        metrics["baseline"] = {"majority_class": majority_baseline(train.ruling, val.ruling)}
+        metrics["per_agent_type"]["val"] = metrics_by_group(p_val, val.ruling, types[val.agent_idx])
+    metrics["seconds"] = round(time.perf_counter() - t0, 3)
+    metrics["config"] = asdict(cfg)
+    metrics["data"] = {"source": dict(data.source), "embedder": dict(data.embedder), "meta": dict(data.meta)}
+    return FitResult(
+        model=model,
+        config=cfg,
+        item_ids=data.item_ids,
+        agent_ids=data.agent_ids,
+        agent_types=data.agent_types,
+        item_params=item_params,
+        metrics=metrics,
+        history=history,
+        embedder=dict(data.embedder),
+    )

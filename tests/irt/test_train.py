@@ -1,0 +1,168 @@
+"""The trainer: parameter recovery, determinism, splits, early stopping, progress, baselines."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from irt import FitConfig, fit, hash_split
+from irt.synthetic import make_synthetic
+
+
+def _val_pairs(data, cfg: FitConfig):
+    mask = hash_split(data.split_keys(cfg.val_group), cfg.val_fraction, cfg.seed)
+    return data.responses.subset(mask)
+
+
+def test_parameter_recovery_on_held_out_pairs(small_set):
+    cfg = FitConfig(model="caimira", dims=3)
+    res = fit(small_set.data, cfg)
+    val = _val_pairs(small_set.data, cfg)
+    ids, aids = small_set.data.item_ids, small_set.data.agent_ids
+    p_hat = res.predict_proba([ids[q] for q in val.item_idx], [aids[a] for a in val.agent_idx])
+    p_true = small_set.true_proba(val.agent_idx, val.item_idx)
+    assert np.corrcoef(p_hat, p_true)[0, 1] >= 0.95
+    # the fitted bank keeps the identifiability constraints
+    assert np.allclose(res.item_params["relevance"].sum(axis=1), 1.0, atol=1e-5)
+    assert np.allclose(res.item_params["difficulty"].mean(axis=0), 0.0, atol=1e-4)
+    assert res.metrics["val"]["accuracy"] > res.metrics["baseline"]["majority_class"]["accuracy"] + 0.1
+
+
+def test_minibatch_trainer_also_recovers(small_set):
+    cfg = FitConfig(model="caimira", dims=3, batch_size=2048, max_epochs=60)
+    res = fit(small_set.data, cfg)
+    val = _val_pairs(small_set.data, cfg)
+    ids, aids = small_set.data.item_ids, small_set.data.agent_ids
+    p_hat = res.predict_proba([ids[q] for q in val.item_idx], [aids[a] for a in val.agent_idx])
+    assert np.corrcoef(p_hat, small_set.true_proba(val.agent_idx, val.item_idx))[0, 1] >= 0.9
+
+
+def test_same_seed_same_fit_bit_for_bit(small_set):
+    cfg = FitConfig(dims=3, max_epochs=40)
+    a, b = fit(small_set.data, cfg), fit(small_set.data, cfg)
+    for k, v in a.model.state_dict().items():
+        assert torch.equal(v, b.model.state_dict()[k]), k
+    assert a.history == b.history
+    c = fit(small_set.data, replace(cfg, seed=1))
+    assert not torch.equal(a.model.skill, c.model.skill)
+
+
+def test_minibatch_is_deterministic_too(small_set):
+    cfg = FitConfig(dims=2, batch_size=4096, max_epochs=3)
+    a, b = fit(small_set.data, cfg), fit(small_set.data, cfg)
+    assert torch.equal(a.model.W_D, b.model.W_D)
+
+
+def test_hash_split_is_stable_and_seeded():
+    keys = [f"q{i}|a{i % 7}" for i in range(5000)]
+    m = hash_split(keys, 0.1, seed=0)
+    assert 0.08 < m.mean() < 0.12
+    assert np.array_equal(m[:100], hash_split(keys[:100], 0.1, seed=0))  # independent of the rest
+    assert not np.array_equal(m, hash_split(keys, 0.1, seed=1))
+    assert not hash_split(keys, 0.0).any()
+
+
+def test_grouped_split_keeps_whole_groups(small_set):
+    data = small_set.data
+    items = [{**q, "tossup": f"t{j // 5}"} for j, q in enumerate(data.items)]
+    d2 = replace(data, items=items)
+    keys = d2.split_keys("tossup")
+    mask = hash_split(keys, 0.2, 0)
+    groups_val = {k for k, m in zip(keys, mask, strict=True) if m}
+    groups_train = {k for k, m in zip(keys, mask, strict=True) if not m}
+    assert groups_val and not (groups_val & groups_train)
+    res = fit(d2, FitConfig(dims=2, val_fraction=0.2, val_group="tossup", max_epochs=30))
+    assert res.metrics["n_val"] == int(mask.sum())
+
+
+def test_explicit_validation_set(small_set):
+    data = small_set.data
+    half = np.arange(len(data.responses)) % 10 == 0
+    d2 = replace(data, responses=data.responses.subset(~half), val_responses=data.responses.subset(half))
+    res = fit(d2, FitConfig(dims=2, max_epochs=20))
+    assert res.metrics["n_val"] == int(half.sum())
+    assert res.metrics["n_train"] == int((~half).sum())
+
+
+def test_early_stopping_restores_the_best_epoch(small_set):
+    cfg = FitConfig(dims=3, lr=0.05, patience=5, max_epochs=2000)
+    res = fit(small_set.data, cfg)
+    vals = [h["val_bce"] for h in res.history]
+    best = res.metrics["best_epoch"]
+    assert vals[best - 1] <= min(vals) + cfg.min_delta  # later epochs improved by less than min_delta
+    assert len(vals) < 2000 and len(vals) == best + 5  # stopped `patience` epochs after the best
+    assert res.metrics["val"]["bce"] == pytest.approx(vals[best - 1], abs=1e-5)  # best parameters restored
+
+
+def test_progress_callback_and_abort(small_set):
+    seen = []
+    fit(small_set.data, FitConfig(dims=2, max_epochs=5, patience=100), progress=lambda *a: seen.append(a))
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
+    assert all(isinstance(s[1], float) and isinstance(s[2], float) for s in seen)
+
+    class Stop(Exception):
+        pass
+
+    def stop(epoch, train_loss, val_loss):
+        if epoch == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        fit(small_set.data, FitConfig(dims=2, max_epochs=50), progress=stop)
+
+
+@pytest.mark.parametrize("kind", ["1pl", "2pl", "mirt"])
+def test_baselines_fit(kind, small_set):
+    res = fit(small_set.data, FitConfig(model=kind, dims=3, lr=0.05))
+    m = res.metrics
+    assert m["model"] == kind
+    assert m["val"]["accuracy"] > m["baseline"]["majority_class"]["accuracy"] + 0.05
+    assert set(m["per_agent_type"]["val"]) == {"ai", "human"}
+
+
+def test_sparse_data_use_the_gather_path():
+    s = make_synthetic(n_agents=50, n_items=200, embed_dim=8, dims=2, density=0.1, seed=2)
+    res = fit(s.data, FitConfig(dims=2, max_epochs=200))  # 50*200 cells > 4 per response: gathered
+    assert res.metrics["val"]["accuracy"] > 0.6
+
+
+def test_device_option_cpu(small_set):
+    res = fit(small_set.data, FitConfig(dims=2, device="cpu", max_epochs=3))
+    assert next(res.model.parameters()).device.type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+def test_device_option_cuda(small_set):  # pragma: no cover - needs a GPU
+    res = fit(small_set.data, FitConfig(dims=3, device="cuda"))
+    assert res.metrics["val"]["accuracy"] > 0.6
+
+
+def test_max_seconds_budget_keeps_the_best_epoch(small_set):
+    res = fit(small_set.data, FitConfig(dims=2, max_epochs=100000, patience=100000, max_seconds=0.3))
+    assert res.metrics["stopped"] == "max_seconds"
+    assert 1 <= res.metrics["best_epoch"] <= res.metrics["epochs"] < 100000
+
+
+def test_input_scaling_is_a_reparametrization(small_set):
+    """'rms' and 'none' describe the same model: the raw-space weights of one reproduce the other."""
+    res = fit(small_set.data, FitConfig(dims=3, max_epochs=50))
+    assert res.config.input_scaling == "rms"
+    m = res.model
+    W = m.weights_in_embedding_space()
+    e = torch.as_tensor(small_set.data.embeddings)
+    r = torch.softmax(e @ W["W_R"].T + W["b_R"], dim=1)
+    d = e @ W["W_D"].T - W["d_mean"]
+    assert torch.allclose(r, torch.as_tensor(res.item_params["relevance"]), atol=1e-5)
+    assert torch.allclose(d, torch.as_tensor(res.item_params["difficulty"]), atol=1e-4)
+    mb = fit(small_set.data, FitConfig(dims=3, batch_size=1024, max_epochs=2))
+    assert mb.config.input_scaling == "none" and float(mb.model.e_scale) == 1.0
+
+
+def test_threads_setting_is_restored(small_set):
+    before = torch.get_num_threads()
+    seen = []
+    fit(small_set.data, FitConfig(dims=2, max_epochs=2, threads=1), progress=lambda *a: seen.append(torch.get_num_threads()))
+    assert seen == [1, 1] and torch.get_num_threads() == before
