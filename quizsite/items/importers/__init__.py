@@ -7,10 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .base import ImportError_, ImportReport
+from .caimira import import_caimira
+from .protobowl_log import import_protobowl_log
 from .quizbowl import import_quizbowl
 
 IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "quizbowl": import_quizbowl,
+    "caimira": import_caimira,
+    "protobowl-log": import_protobowl_log,
 }
 
 
