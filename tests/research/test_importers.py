@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -134,7 +134,7 @@ def test_protobowl_log_buzzes_become_responses(tmp_path):
     first = Response.objects.order_by("id").first()
     assert first.word_index == 9 and first.clue_index == 1 and first.n_words == 18  # half of 18 words: clue 2
     assert first.verdict == "accept" and first.correct is True and first.room == "msquizbowl"
-    assert first.created_at == datetime(2018, 4, 27, 21, 12, 5, tzinfo=timezone.utc)
+    assert first.created_at == datetime(2018, 4, 27, 21, 12, 5, tzinfo=UTC)
     assert list(Response.objects.values_list("verdict", flat=True)) == ["accept", "prompt", "reject"]
     assert set(Agent.objects.values_list("external_id", flat=True)) == {"protobowl:u1", "protobowl:u2"}
     again = items_import(fmt="protobowl-log", path=path, set_slug="pb")
