@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "quizsite.agents",
     "quizsite.items",
     "quizsite.play",
+    "quizsite.research",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,137 @@
+"""Fit runs: data preparation, the service end to end (eager), failure and cancellation safety."""
+
+from __future__ import annotations
+
+import pytest
+
+from quizsite.items.models import Response, ResponseOverride
+from quizsite.research import fits
+from quizsite.research.artifacts import fit_result_load
+from quizsite.research.fits import FitSpec
+from quizsite.research.models import FitAgent, FitItem, FitRun
+from quizsite.research.prepare import DataSpec, prepare
+
+FAST = {"embedder": "hashing-32", "max_epochs": 30, "dims": 2}
+
+
+def test_prepare_backfills_buzzes_on_clue_items(world):
+    item = world["items"][0]  # 3 clues
+    agent = world["agents"][0]
+    Response.objects.filter(agent=agent).delete()
+    Response.objects.create(agent=agent, item=item, source="live", verdict="prompt", correct=None, clue_index=0)
+    Response.objects.create(agent=agent, item=item, source="live", verdict="accept", correct=True, clue_index=1)
+    Response.objects.create(agent=agent, item=item, source="live", verdict="reject", correct=False, clue_index=0)  # later: ignored
+    prepared = prepare(DataSpec())
+    mine = {r["query_id"]: r["ruling"] for r in prepared.responses if r["agent_id"] == agent.public_id}
+    assert mine == {"world/t0_2": 1, "world/t0_3": 1}
+    texts = {q["id"]: q["text"] for q in prepared.queries}
+    assert texts["world/t0_1"] == "This city hosts the Louvre."
+    assert texts["world/t0_2"] == "This city hosts the Louvre. It lies on the Seine."
+    assert prepared.counts["agents_by_kind"] == {"ai": 3, "human": 4}
+
+
+def test_prepare_uses_latest_override_and_groups_humans(world, staff):
+    item, agent = world["items"][1], world["agents"][0]
+    first = Response.objects.filter(agent=agent, item=item).first()
+    first_correct = first.correct
+    ResponseOverride.objects.create(response=first, by=staff, verdict="accept" if not first_correct else "reject", correct=not first_correct)
+    prepared = prepare(DataSpec())
+    t = first.clue_index + 1
+    rulings = {r["query_id"]: r["ruling"] for r in prepared.responses if r["agent_id"] == agent.public_id}
+    assert rulings[f"world/t1_{t}"] == int(not first_correct)
+    grouped = prepare(DataSpec(grouping="groups", group_sizes=[2]))
+    kinds = grouped.counts["agents_by_kind"]
+    assert kinds == {"ai": 3, "human_group": 2}
+    group = next(a for a in grouped.agents if a["type"] == "human_group")
+    assert len(group["members"]) == 2 and all(m.startswith("h-") for m in group["members"])
+
+
+def test_fit_run_end_to_end_eager(world, research_cache, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = fits.fit_run_start(spec=FitSpec(**FAST), label="tiny")
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert run.is_active
+    assert run.counts["agents"] == 7 and run.counts["responses"] > 0
+    assert run.metrics["dims"] == 2 and run.metrics["val"] is not None
+    assert set(run.timing) >= {"prepare_s", "embed_s", "fit_s", "store_s", "total_s"}
+    assert FitAgent.objects.filter(fit=run).count() == 7
+    assert FitItem.objects.filter(fit=run).count() == run.counts["items"]
+    item = FitItem.objects.filter(fit=run).first()
+    assert len(item.relevance) == 2 and abs(sum(item.relevance) - 1) < 1e-5
+    assert run.clusters and sum(c["size"] for c in run.clusters) == run.counts["items"]
+    result = fit_result_load(run.pk)
+    assert result.item_ids == sorted(result.item_ids) and len(result.agent_ids) == 7
+    assert run.progress["phase"] == "succeeded"
+
+
+def test_failed_fit_leaves_active_fit_untouched(world, research_cache):
+    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    fits.fit_run_execute(fit_id=good.pk)
+    good.refresh_from_db()
+    assert good.is_active
+    bad = fits.fit_run_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["no-such-set"])}))
+    fits.fit_run_execute(fit_id=bad.pk)
+    bad.refresh_from_db()
+    good.refresh_from_db()
+    assert bad.status == "failed" and "no judged responses" in bad.error
+    assert not bad.is_active and good.is_active
+    assert not FitAgent.objects.filter(fit=bad).exists() and not FitItem.objects.filter(fit=bad).exists()
+    assert bad.artifact is None
+
+
+def test_failure_inside_irt_fit_writes_nothing(world, research_cache, monkeypatch):
+    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    fits.fit_run_execute(fit_id=good.pk)
+
+    def boom(*args, **kwargs):
+        raise FloatingPointError("loss became nan")
+
+    monkeypatch.setattr(fits.irt, "fit", boom)
+    bad = fits.fit_run_create(spec=FitSpec(**FAST))
+    fits.fit_run_execute(fit_id=bad.pk)
+    bad.refresh_from_db()
+    assert bad.status == "failed" and "loss became nan" in bad.error
+    assert FitRun.objects.get(is_active=True).pk == good.pk
+
+
+def test_cancel_while_fitting_stops_and_keeps_active(world, research_cache, monkeypatch):
+    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    fits.fit_run_execute(fit_id=good.pk)
+    run = fits.fit_run_create(spec=FitSpec(**{**FAST, "max_epochs": 500}))
+    real_fit = fits.irt.fit
+
+    def fit_and_cancel(data, config, progress=None):
+        def hook(epoch, train, val):
+            if epoch == 3:
+                FitRun.objects.filter(pk=run.pk).update(cancel_requested=True)
+            fits.PROGRESS_EVERY_S = 0
+            progress(epoch, train, val)
+
+        return real_fit(data, config, progress=hook)
+
+    monkeypatch.setattr(fits, "PROGRESS_EVERY_S", 0)
+    monkeypatch.setattr(fits.irt, "fit", fit_and_cancel)
+    fits.fit_run_execute(fit_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.progress["phase"] == "cancelled"
+    assert not FitAgent.objects.filter(fit=run).exists()
+    assert FitRun.objects.get(is_active=True).pk == good.pk
+
+
+def test_cancel_queued_run_never_starts(world, research_cache):
+    run = fits.fit_run_create(spec=FitSpec(**FAST))
+    fits.fit_run_cancel(run=run)
+    fits.fit_run_execute(fit_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.started_at is None
+
+
+def test_spec_validation():
+    with pytest.raises(ValueError):
+        FitSpec(model="3pl")
+    with pytest.raises(ValueError):
+        FitSpec(embedder="hashing-x")
+    with pytest.raises(ValueError):
+        DataSpec(grouping="teams")
+    assert FitSpec.from_dict(FitSpec(**FAST).as_dict()).as_dict() == FitSpec(**FAST).as_dict()
