@@ -88,6 +88,9 @@ class FitAgent(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["fit", "key"], name="fit_agent_key")]
 
+    def __str__(self) -> str:
+        return f"{self.key} in fit {self.fit_id}"
+
 
 class FitItem(models.Model):
     """One IRT item of a fit: a clue prefix of a tossup, an imported clue-prefix item, or a whole item."""
@@ -108,3 +111,6 @@ class FitItem(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["fit", "key"], name="fit_item_key")]
         indexes = [models.Index(fields=["fit", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.key} in fit {self.fit_id}"

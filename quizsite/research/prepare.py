@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-import irt
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils.dateparse import parse_date, parse_datetime
 
+import irt
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, ResponseOverride
 from quizsite.items.tossups import TossupText
