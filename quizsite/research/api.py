@@ -94,8 +94,14 @@ class ResponseSerializer(serializers.ModelSerializer):
         return None if orig is None else str(orig)
 
 
+# Kinds as plain strings: Agent.Kind and Item.Kind would otherwise collide as one "Kind" enum in the schema.
+_ITEM_KIND = serializers.CharField(help_text=", ".join(Item.Kind.values))
+_AGENT_KIND = serializers.CharField(help_text=", ".join(Agent.Kind.values))
+
+
 class ItemSerializer(serializers.ModelSerializer):
     item_set = serializers.CharField(source="item_set.slug")
+    kind = _ITEM_KIND
 
     class Meta:
         model = Item
@@ -104,6 +110,7 @@ class ItemSerializer(serializers.ModelSerializer):
 
 class AgentSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="public_id")
+    kind = _AGENT_KIND
     name = serializers.SerializerMethodField()
 
     class Meta:
@@ -130,6 +137,7 @@ class FitRunSerializer(serializers.ModelSerializer):
 
 class FitAgentSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="key")
+    kind = _AGENT_KIND
 
     class Meta:
         model = FitAgent
