@@ -114,3 +114,24 @@ class FitItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} in fit {self.fit_id}"
+
+
+class AdaptiveServe(models.Model):
+    """An item served to a room because it was the most informative for the players present.
+
+    The recent serves give each item's exposure (so the cap can keep any one item from being overused)
+    and tell the play app that the room's current item was chosen adaptively, which its responses record.
+    """
+
+    fit = models.ForeignKey(FitRun, null=True, on_delete=models.SET_NULL, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    room = models.CharField(max_length=100, db_index=True)
+    information = models.FloatField(help_text="Summed Fisher information of the item's IRT items for the players present.")
+    n_agents = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} to room {self.room}"

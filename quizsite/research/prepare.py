@@ -111,6 +111,13 @@ def item_key(item: Item, k: int | None = None) -> str:
     return f"{slug}/{item.external_id}"
 
 
+def item_keys(item: Item) -> list[str]:
+    """The IRT ids of an item, cheaply (no clue texts): every clue prefix of a tossup, else one id."""
+    if item.kind == Item.Kind.TOSSUP and item.data.get("clue_ends"):
+        return [item_key(item, k) for k in range(1, len(item.data["clue_ends"]) + 1)]
+    return [item_key(item)]
+
+
 def tossup_text(item: Item) -> TossupText:
     data = item.data
     return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))

@@ -55,3 +55,13 @@ def research_cache(tmp_path, settings):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def staff(db, django_user_model):  # type: ignore[no-untyped-def]
     return django_user_model.objects.create_user("res", password="pw", is_staff=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fit_caches():
+    """Loaded fits are cached per process by run id; test databases reuse ids, so each test starts clean."""
+    from quizsite.research import adaptive, artifacts, selectors
+
+    for cached in (artifacts.fit_result_load, artifacts.fit_data_load, selectors._rulings_by_query, adaptive._bank):
+        cached.cache_clear()
+    yield
