@@ -127,7 +127,7 @@ def _parquet_schema():  # type: ignore[no-untyped-def]
     return pa.schema([(c, types.get(c, pa.string())) for c in RESPONSE_COLUMNS])
 
 
-def stream_parquet(rows: Iterable[tuple], row_group: int = 50_000) -> Iterator[bytes]:
+def stream_parquet(rows: Iterable[tuple], row_group: int = 10_000) -> Iterator[bytes]:
     """Parquet written one row group at a time; each group's bytes leave before the next is read."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -135,3 +135,34 @@ def test_spec_validation():
     with pytest.raises(ValueError):
         DataSpec(grouping="teams")
     assert FitSpec.from_dict(FitSpec(**FAST).as_dict()).as_dict() == FitSpec(**FAST).as_dict()
+
+
+def test_fit_caimira_command(world, research_cache, capsys, django_capture_on_commit_callbacks):
+    from django.core.management import call_command
+
+    call_command("fit_caimira", "--wait", "--embedder", "hashing-16", "--epochs", "15", "--dims", "2", "--grouping", "groups",
+                 "--group-sizes", "2", "--label", "shell")
+    out = capsys.readouterr().out
+    assert "succeeded" in out and "val:" in out and "'human_group': 2" in out
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        call_command("fit_caimira", "--model", "2pl", "--no-activate")
+    assert "queued" in capsys.readouterr().out and len(callbacks) == 1
+    queued = FitRun.objects.get(settings__model="2pl")
+    assert queued.status == "queued" and queued.reason == "command" and not queued.activate_on_success
+
+
+def test_periodic_refit_when_enough_new_responses(world, research_cache, settings, django_capture_on_commit_callbacks):
+    settings.RESEARCH_REFIT_MIN_NEW_RESPONSES = 3
+    assert fits.fits_refit_if_due() is None  # no active fit yet
+    active = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**FAST)).pk)
+    assert fits.fits_refit_if_due() is None  # nothing new
+    item, agent = world["items"][0], world["agents"][0]
+    for _ in range(3):
+        Response.objects.create(agent=agent, item=item, source="live", verdict="accept", correct=True, clue_index=0)
+    with django_capture_on_commit_callbacks(execute=False):
+        refit = fits.fits_refit_if_due()
+    assert refit is not None and refit.reason == "periodic" and refit.settings == active.settings
+    assert fits.fits_refit_if_due() is None  # one refit at a time
+    settings.RESEARCH_REFIT_MIN_NEW_RESPONSES = 0
+    FitRun.objects.filter(pk=refit.pk).update(status="cancelled")
+    assert fits.fits_refit_if_due() is None  # off
