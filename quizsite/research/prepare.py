@@ -204,9 +204,12 @@ def prepare(spec: DataSpec) -> Prepared:
     agents = Agent.objects.in_bulk({agent_id for agent_id, _i in first})
     queries: dict[str, dict[str, Any]] = {}
     rulings: dict[int, dict[str, int]] = defaultdict(dict)  # agent pk -> {query id: 0/1}
+    queries_of: dict[int, list[dict[str, Any]]] = {}  # per item, computed once (clue texts are joins)
     for (agent_id, item_id), (correct, clue_index) in first.items():
         item = items[item_id]
-        item_qs = item_queries(item)
+        if item_id not in queries_of:
+            queries_of[item_id] = item_queries(item)
+        item_qs = queries_of[item_id]
         if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:  # clue prefixes: backfill the buzz
             n = len(item_qs)
             t = n if clue_index is None else min(max(clue_index + 1, 1), n)
