@@ -57,3 +57,29 @@ def tossup_set(db, tossup_file):  # type: ignore[no-untyped-def]
     from quizsite.items.models import Item
 
     return Item.objects.get(external_id="marked")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_room_clocks():
+    """Room clock bookkeeping is per process; each test starts with none."""
+    from quizsite.play import driver
+
+    driver._listeners.clear()
+    driver._tasks.clear()
+    driver._pokes.clear()
+    yield
+
+
+# Debian's chromium, driven by Playwright from PyPI; a test tool's own browser download fails here.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+needs_chromium = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (apt-get install chromium)"
+)
+
+
+def launch_chromium(playwright):  # type: ignore[no-untyped-def]
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

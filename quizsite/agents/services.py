@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import secrets
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from .models import Agent
 
 
-def agent_get_or_create_for_user(*, user, name: str = "") -> Agent:  # type: ignore[no-untyped-def]
+def agent_get_or_create_for_user(*, user: User, name: str = "") -> Agent:
     agent = Agent.objects.filter(user=user).first()
     if agent is None:
         agent = Agent.objects.create(kind=Agent.Kind.HUMAN, user=user, name=name or user.get_username())

@@ -116,6 +116,9 @@ class RulingReport(models.Model):
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["response", "reporter"], name="one_report_per_response")]
 
+    def __str__(self) -> str:
+        return f"report on response {self.response_id} ({self.status})"
+
 
 class ResponseOverride(models.Model):
     """A researcher's new verdict beside the original response, which is never rewritten."""
@@ -129,3 +132,6 @@ class ResponseOverride(models.Model):
 
     class Meta:
         ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"override of response {self.response_id}: {self.verdict}"

@@ -1,26 +1,281 @@
-"""Placeholder judge (replaced by the full answer-line judge): exact/fuzzy match on the whole line."""
+"""The answer judge: does a given answer match a quizbowl answer line?
 
+Pure Python, no Django: the play consumer, the importers and the agent runners all call
+:func:`judge`, and so can a test or a notebook. Every ruling is stored with :data:`JUDGE_VERSION` so
+that a change of rules never silently rewrites what past rulings meant.
+
+Order of decision (first that applies wins), following ACF/NAQT practice:
+
+1. the answer is exactly (after normalisation) an acceptable alternative -> accept;
+2. it is exactly a "do not accept" entry -> reject; exactly a "prompt on" entry -> prompt;
+3. hedges ("maybe X", "either X or Y") -> reject; lists ("X or Y", "X and Y") -> accept only if
+   every item is itself acceptable;
+4. it contains every required word of an alternative (misspellings within tolerance, extra words
+   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, or an
+   extra given name (or initials) shows it names someone else ("Leopold Mozart");
+5. it contains a whole reject / prompt entry -> reject / prompt;
+6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
+   does for incomplete answers; on a marked line, prompt only where the line says "prompt on
+   partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
+   for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
+7. otherwise reject.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz
+from .answerline import (
+    DESCRIPTORS,
+    GENERIC_HEADS,
+    GIVEN_NAMES_FOLDED,
+    WEAK_WORDS,
+    AnswerLine,
+    Entry,
+    parse_answerline,
+)
+from .matching import Cover, best_similarity, compatible_names, cover, within
+from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
-JUDGE_VERSION = "0.1"
+__all__ = ["JUDGE_VERSION", "Ruling", "judge", "judge_strict", "parse_answerline"]
+
+JUDGE_VERSION = "1.0"
+
+log = logging.getLogger(__name__)
+
+# Words that make an answer a hedge rather than an answer.
+HEDGES = frozenset("maybe perhaps possibly probably either neither unsure dunno idk forse".split())
+# Words that join several answers into a list (English, and Italian "o"/"oppure").
+CONJUNCTIONS = frozenset(("or", "nor", "and", "o", "oppure"))
+_IGNORABLE = STOPWORDS | DESCRIPTORS | GENERIC_HEADS | {"the"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ruling:
-    verdict: str
-    prompt: str = ""
-    score: float = 0.0
-    matched: str = ""
+    """What the judge decided, with enough to show and audit it."""
+
+    verdict: str  # "accept" | "prompt" | "reject"
+    prompt: str = ""  # the directed prompt to read to the player, or ""
+    score: float = 0.0  # 0..1 similarity behind the verdict
+    matched: str = ""  # the alternative (or prompt / reject entry) that decided, as written
 
 
-def judge(answerline: str, given: str, question_text: str | None = None, word_index: int | None = None) -> Ruling:
-    import re
+_EMPTY = Ruling("reject", "", 0.0, "")
+_GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
+# Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
+_INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
 
-    line = re.sub(r"<[^>]+>|[{}]", "", answerline or "").split("[")[0].split("(")[0].strip().lower()
-    given = (given or "").strip().lower()
-    if not given:
-        return Ruling("reject")
-    score = fuzz.ratio(line, given) / 100
-    return Ruling("accept" if score >= 0.8 else "reject", score=score, matched=line if score >= 0.8 else "")
+
+def judge(
+    answerline: str, given: str, question_text: str | None = None, word_index: int | None = None
+) -> Ruling:
+    """Judge one answer. Never raises: a live game must not crash on a strange line or answer.
+
+    ``question_text`` and ``word_index`` (words revealed at the buzz) let ``before/after "…" is read``
+    directives apply; without them those directives count as unconditional.
+    """
+    try:
+        return judge_strict(answerline, given, question_text, word_index)
+    except Exception:  # pragma: no cover - a bug, logged; the property tests call judge_strict
+        log.exception("judge failed on line %r, answer %r", answerline, given)
+        return _EMPTY
+
+
+def judge_strict(
+    answerline: str, given: str, question_text: str | None = None, word_index: int | None = None
+) -> Ruling:
+    """:func:`judge` without the safety net, so that tests see any exception."""
+    if not isinstance(answerline, str):
+        answerline = "" if answerline is None else str(answerline)
+    if not isinstance(given, str):
+        given = "" if given is None else str(given)
+    if word_index is not None and not isinstance(word_index, int):
+        word_index = None
+    given = given[:MAX_GIVEN_CHARS]
+    if "(" in given:
+        # "Soviet Union (Russia)", "a sand timer (hourglass/egg timer)": AI agents explain in
+        # brackets; the answer is what stands outside them, when anything does.
+        given = _GIVEN_BRACKETS.sub(" ", given) if _GIVEN_BRACKETS.sub("", given).strip() else given
+    tokens = normalize(given)
+    if not tokens:
+        return _EMPTY
+    initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
+    return _decide(parse_answerline(answerline), tokens, question_text, word_index, initials, split=True)
+
+
+def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
+    if all(e.condition is None for e in entries):
+        return entries
+    return tuple(e for e in entries if e.active(qt, wi))
+
+
+def _ruling(verdict: str, entry: Entry | None, score: float) -> Ruling:
+    if entry is None:
+        return Ruling(verdict, "", round(score, 4), "")
+    prompt = entry.prompt_text if verdict == "prompt" else ""
+    return Ruling(verdict, prompt, round(score, 4), entry.text)
+
+
+def _split_list(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
+    parts: list[tuple[str, ...]] = []
+    cur: list[str] = []
+    for t in tokens:
+        if t in CONJUNCTIONS:
+            if cur:
+                parts.append(tuple(cur))
+            cur = []
+        else:
+            cur.append(t)
+    if cur:
+        parts.append(tuple(cur))
+    return parts
+
+
+def _full_cover(entry: Entry, tokens: tuple[str, ...], tset: frozenset[str], either: bool) -> Cover | None:
+    """The cover of ``entry`` if the answer contains all of its required words, else None."""
+    c = cover(entry.core, tokens, tset, entry.prefixes)
+    if c.complete:
+        return c
+    if either and c.count:
+        segments = entry.segments if len(entry.segments) > 1 else tuple((t,) for t in entry.core)
+        for seg in segments:
+            seg_words = [t for t in seg if t not in STOPWORDS] or list(seg)
+            if all(m for t, m in zip(entry.core, c.matched, strict=True) if t in seg_words):
+                return c
+    return None
+
+
+def _decide(
+    line: AnswerLine,
+    tokens: tuple[str, ...],
+    qt: str | None,
+    wi: int | None,
+    initials: frozenset[str] = frozenset(),
+    *,
+    split: bool,
+) -> Ruling:
+    accepts = _active(line.accepts, qt, wi)
+    prompts = _active(line.prompts, qt, wi)
+    rejects = _active(line.rejects, qt, wi)
+    key = " ".join(tokens)
+
+    # 1-2: exact matches decide outright
+    for e in accepts:
+        if key == e.full_key or key == e.required_key:
+            return _ruling("accept", e, 1.0)
+    for e in rejects:
+        if key == e.full_key or key == e.required_key:
+            return _ruling("reject", e, 1.0)
+    for e in prompts:
+        if key == e.full_key or key == e.required_key:
+            return _ruling("prompt", e, 1.0)
+
+    tset = frozenset(tokens)
+    line_words = frozenset().union(*(e.words for e in accepts)) if accepts else frozenset()
+
+    # 3: hedges and lists
+    if not tset.isdisjoint(HEDGES) and tset.isdisjoint(line_words & HEDGES):
+        return _ruling("reject", None, 0.0)
+    conj = tset & CONJUNCTIONS
+    if split and conj and conj.isdisjoint(line_words):
+        parts = _split_list(tokens)
+        if len(parts) > 1:
+            rulings = [_decide(line, p, qt, wi, initials, split=False) for p in parts]
+            if all(r.verdict == "accept" for r in rulings):
+                return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched)
+            return Ruling("reject", "", max(r.score for r in rulings), "")
+        tokens = parts[0] if parts else tokens
+        tset = frozenset(tokens)
+
+    # 4-5: every required word present
+    best_accept: tuple[int, float, Entry, Cover] | None = None
+    partials: list[tuple[Cover, Entry]] = []
+    for e in accepts:
+        c = _full_cover(e, tokens, tset, line.accept_either)
+        if c is not None:
+            rank = (c.count, c.score)
+            if best_accept is None or rank > best_accept[:2]:
+                best_accept = (c.count, c.score, e, c)
+        else:
+            partials.append((cover(e.core, tokens, tset, e.prefixes), e))
+    best_reject = _best_full(rejects, tokens, tset)
+    best_prompt = _best_full(prompts, tokens, tset)
+    prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
+    if best_prompt is not None and not within(tokens, prompt_words | line_words, _IGNORABLE):
+        best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
+    if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
+        return _ruling("reject", None, best_accept[1])  # "Leopold Mozart": right surname, wrong person
+    if best_accept is not None:
+        count, score, e, _ = best_accept
+        if best_reject is not None and best_reject[0] >= count:
+            return _ruling("reject", best_reject[2], best_reject[1])
+        if best_prompt is not None and best_prompt[0] > count:
+            return _ruling("prompt", best_prompt[2], best_prompt[1])
+        return _ruling("accept", e, score)
+    if best_reject is not None:
+        return _ruling("reject", best_reject[2], best_reject[1])
+    if best_prompt is not None:
+        return _ruling("prompt", best_prompt[2], best_prompt[1])
+
+    # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
+    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
+    for c, e in partials if not line.no_partial else ():
+        if not c.count or not within(tokens, e.words, _IGNORABLE):
+            continue
+        if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
+            return _ruling("accept", e, c.score)  # the surname alone ("Franklin", "O'Keeffe")
+        matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
+        if len(matched_words) == 1 and (matched_words[0] in WEAK_WORDS or matched_words[0][0].isdigit()):
+            continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
+        if line.prompt_partial or not e.explicit:
+            return _ruling("prompt", e, c.score)
+
+    # 7
+    score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
+    return _ruling("reject", None, score)
+
+
+def _is_suffix(matched: list[bool]) -> bool:
+    """Are the matched words a tail of the name (its surname), nothing before them?"""
+    first = matched.index(True)
+    return all(matched[first:])
+
+
+def _wrong_name(
+    tokens: tuple[str, ...],
+    used: set[int],
+    line: AnswerLine,
+    line_words: frozenset[str],
+    initials: frozenset[str],
+) -> bool:
+    """Does the answer name someone else: an extra given name (or initials) that fits none of the
+    line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach)?
+
+    Applies only where the line itself spells out a first name, so that a line without one decides
+    nothing here, and "Abe Lincoln" or "Karl Friedrich Gauss" still pass.
+    """
+    if not line.first_names:
+        return False
+    line_initials = {w[0] for w in line_words}
+    for j, g in enumerate(tokens):
+        if j in used or g in line_words or g in _IGNORABLE:
+            continue
+        if g in GIVEN_NAMES_FOLDED:
+            if not any(compatible_names(g, w) for w in line.first_names):
+                return True
+        elif g in initials and not all(ch in line_initials for ch in g):
+            return True  # initials of someone else
+    return False
+
+
+def _best_full(
+    entries: tuple[Entry, ...], tokens: tuple[str, ...], tset: frozenset[str]
+) -> tuple[int, float, Entry] | None:
+    best: tuple[int, float, Entry] | None = None
+    for e in entries:
+        c = cover(e.core, tokens, tset, e.prefixes)
+        if c.complete and (best is None or (c.count, c.score) > best[:2]):
+            best = (c.count, c.score, e)
+    return best

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -20,7 +21,7 @@ from .services import PlayError
 MAX_FRAME = 4096
 MAX_ANSWER, MAX_CHAT = 200, 500
 BUCKET_SIZE, REFILL_PER_S = 20.0, 8.0
-FLOOD_CLOSE_AFTER = 60  # refused-for-speed messages in a row before the socket is closed
+FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed messages within the window close the socket
 STATE_EVENTS = {"tossup", "buzz", "ruling", "settings", "tossup_end"}
 
 
@@ -31,7 +32,8 @@ class PlayConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.slug = self.scope["url_route"]["kwargs"]["room"]
         self.player_id = None
-        self.tokens, self.refilled_at, self.refused = BUCKET_SIZE, time.monotonic(), 0
+        self.tokens, self.refilled_at = BUCKET_SIZE, time.monotonic()
+        self.refused: deque[float] = deque()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
@@ -46,13 +48,15 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if not self._take_token():
-            self.refused += 1
-            if self.refused >= FLOOD_CLOSE_AFTER:
+            now = time.monotonic()
+            self.refused.append(now)
+            while self.refused and self.refused[0] < now - FLOOD_WINDOW_S:
+                self.refused.popleft()
+            if len(self.refused) >= FLOOD_CLOSE_AFTER:
                 await self.close(code=4008)
                 return
             await self._error("too_fast", "slow down")
             return
-        self.refused = 0
         if text_data is None:
             await self._error("bad_json", "send JSON text frames")
             return
@@ -118,6 +122,12 @@ class PlayConsumer(AsyncWebsocketConsumer):
             raise PlayError("too_long", f"chat lines are limited to {MAX_CHAT} characters")
         await self._call(services.room_chat, text=text)
 
+    async def on_report(self, message: dict[str, Any]) -> None:
+        comment = message.get("comment", "")
+        if not isinstance(comment, str) or len(comment) > MAX_CHAT:
+            raise PlayError("too_long", f"comments are limited to {MAX_CHAT} characters")
+        await self._call(services.room_report, qid=str(message.get("qid", "")), comment=comment)
+
     async def on_settings(self, message: dict[str, Any]) -> None:
         changes = {k: v for k, v in message.items() if k != "type"}
         await self._call(services.room_update_settings, changes=changes)
@@ -136,7 +146,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     # --- helpers -----------------------------------------------------------------------------------
 
-    async def _call(self, service, **kwargs: Any) -> None:  # type: ignore[no-untyped-def]
+    async def _call(self, service: Any, **kwargs: Any) -> None:
         outcome = await database_sync_to_async(service)(slug=self.slug, player_id=self.player_id, **kwargs)
         await self._deliver(outcome)
 

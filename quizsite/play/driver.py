@@ -40,10 +40,11 @@ async def broadcast(slug: str, events: list[dict]) -> None:
 
 def attach(slug: str) -> None:
     _listeners[slug] = _listeners.get(slug, 0) + 1
-    _pokes.setdefault(slug, asyncio.Event())
+    loop = asyncio.get_running_loop()
     task = _tasks.get(slug)
-    if task is None or task.done():
-        _tasks[slug] = asyncio.get_running_loop().create_task(_run(slug), name=f"room-clock-{slug}")
+    if task is None or task.done() or task.get_loop() is not loop:
+        _pokes[slug] = asyncio.Event()
+        _tasks[slug] = loop.create_task(_run(slug), name=f"room-clock-{slug}")
 
 
 def detach(slug: str) -> None:
@@ -77,4 +78,5 @@ async def _run(slug: str) -> None:
                 pass
     finally:
         await database_sync_to_async(room_release)(slug=slug, driver_id=PROCESS_ID)
-        _tasks.pop(slug, None)
+        if _tasks.get(slug) is asyncio.current_task():
+            del _tasks[slug]

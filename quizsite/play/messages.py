@@ -3,9 +3,12 @@ every word list is cut at `room.sent_upto`, and the answer appears only in `toss
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings as django_settings
+
+from quizsite.items.models import Item
 
 from .models import ChatMessage, Player, Room
 
@@ -16,8 +19,17 @@ def room_settings(room: Room) -> dict[str, Any]:
     return {**django_settings.PLAY_DEFAULTS, **room.settings}
 
 
-def ms_between(later, earlier) -> int:  # type: ignore[no-untyped-def]
+def ms_between(later: datetime, earlier: datetime | None) -> int:
+    if earlier is None:
+        return 0
     return int((later - earlier).total_seconds() * 1000)
+
+
+def current_item(room: Room) -> Item:
+    """The tossup being read; only called while one is (phase reading or buzzed, or just ended)."""
+    if room.item is None:
+        raise ValueError(f"room {room.slug} has no current tossup")
+    return room.item
 
 
 def players_payload(room: Room) -> list[dict[str, Any]]:
@@ -32,30 +44,27 @@ def scores_event(room: Room) -> Event:
 
 
 def words_event(room: Room, start: int, stop: int) -> Event:
-    return {"type": "words", "qid": room.qid, "start": start, "words": room.item.data["words"][start:stop]}
+    return {"type": "words", "qid": room.qid, "start": start, "words": current_item(room).data["words"][start:stop]}
 
 
 def tossup_event(room: Room) -> Event:
-    return {
-        "type": "tossup",
-        "qid": room.qid,
-        "category": room.item.category,
-        "n_words": len(room.item.data["words"]),
-    }
+    item = current_item(room)
+    return {"type": "tossup", "qid": room.qid, "category": item.category, "n_words": len(item.data["words"])}
 
 
 def tossup_end_event(room: Room, reason: str) -> Event:
+    item = current_item(room)
     return {
         "type": "tossup_end",
         "qid": room.qid,
-        "answer": room.item.answer,
-        "text": room.item.text,
+        "answer": item.answer,
+        "text": item.text,
         "reason": reason,
-        "item_set": room.item.item_set.slug,
+        "item_set": item.item_set.slug,
     }
 
 
-def hello_state(room: Room, now) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def hello_state(room: Room, now: datetime) -> dict[str, Any]:
     state: dict[str, Any] = {
         "players": players_payload(room),
         "settings": room_settings(room),
@@ -75,7 +84,7 @@ def hello_state(room: Room, now) -> dict[str, Any]:  # type: ignore[no-untyped-d
                 "buzz": None,
             }
         )
-        if room.phase == Room.Phase.BUZZED and room.buzz_player_id:
+        if room.phase == Room.Phase.BUZZED and room.buzz_player_id and room.buzz_deadline:
             state["buzz"] = {
                 "player_id": room.buzz_player_id,
                 "word_index": room.buzz_word_index,

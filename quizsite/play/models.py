@@ -66,3 +66,6 @@ class ChatMessage(models.Model):
     player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="+")
     text = models.CharField(max_length=500)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.player_id}: {self.text[:40]}"

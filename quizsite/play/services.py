@@ -27,6 +27,7 @@ from quizsite.research.adaptive import adaptive_meta, adaptive_pick_for_room
 from . import clock
 from .messages import (
     Event,
+    current_item,
     hello_state,
     ms_between,
     room_settings,
@@ -109,17 +110,17 @@ def _schedule(item_id: int, ms_per_word: int, words: tuple[str, ...]) -> list[in
 
 
 def _cum(room: Room) -> list[int]:
-    words = tuple(room.item.data["words"])
-    return _schedule(room.item_id, room_settings(room)["ms_per_word"], words)
+    item = current_item(room)
+    return _schedule(item.pk, room_settings(room)["ms_per_word"], tuple(item.data["words"]))
 
 
 def _tossup(room: Room) -> TossupText:
-    data = room.item.data
+    data = current_item(room).data
     return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))
 
 
 def _locked(slug: str) -> Room:
-    return Room.objects.select_for_update().select_related("item", "item__item_set").get(slug=slug)
+    return Room.objects.select_for_update(of=("self",)).select_related("item", "item__item_set").get(slug=slug)
 
 
 def _player(room: Room, player_id: int) -> Player:
@@ -202,7 +203,7 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
     correct = {"accept": True, "reject": False}.get(ruling.verdict)
     Response.objects.create(
         agent=player.agent,
-        item=room.item,
+        item=current_item(room),
         source=Response.Source.LIVE,
         given=text,
         verdict=ruling.verdict,
@@ -226,7 +227,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
     if timeout:
         ruling = Ruling(verdict="reject")
     else:
-        ruling = judge(room.item.answer, text, question_text=" ".join(tossup.words), word_index=room.buzz_word_index)
+        ruling = judge(current_item(room).answer, text, question_text=" ".join(tossup.words), word_index=room.buzz_word_index)
         if ruling.verdict == "prompt" and room.buzz_prompts >= MAX_PROMPTS:
             ruling = Ruling(verdict="reject", score=ruling.score, matched=ruling.matched)
     word_index = room.buzz_word_index or 0
@@ -351,7 +352,7 @@ def room_answer(*, slug: str, player_id: int, qid: str, text: str, now: datetime
         player = _player(room, player_id)
         if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
             raise PlayError("not_your_buzz", "you do not hold the buzzer")
-        if now > room.buzz_deadline + LATE_ANSWER_GRACE:
+        if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
             events = _rule(room, player, "", now, timeout=True, late_text=text)
         else:
             events = _rule(room, player, text, now)
@@ -370,7 +371,7 @@ def room_tick(*, slug: str, driver_id: str, now: datetime) -> TickResult:
         if lease_changed:
             room.driver, room.driver_until = driver_id, now + LEASE
         events: list[Event] = []
-        if room.phase == Room.Phase.BUZZED and room.buzz_deadline and now >= room.buzz_deadline:
+        if room.phase == Room.Phase.BUZZED and room.buzz_player_id and room.buzz_deadline and now >= room.buzz_deadline:
             holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
             events += _rule(room, holder, "", now, timeout=True)
         events += _advance(room, now)
@@ -404,3 +405,21 @@ def room_update_settings(*, slug: str, player_id: int, changes: dict[str, Any]) 
         room.settings = {**room.settings, **clean}
         room.save(update_fields=["settings"])
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
+
+
+def room_report(*, slug: str, player_id: int, qid: str, comment: str = "") -> Outcome:
+    """"I was right": flag the player's latest ruling on a tossup for a researcher to review."""
+    from quizsite.items.models import RulingReport
+
+    with transaction.atomic():
+        room = Room.objects.get(slug=slug)
+        player = _player(room, player_id)
+        response = (
+            Response.objects.filter(agent=player.agent, room=room.slug, meta__qid=qid).order_by("-id").first()
+        )
+        if response is None:
+            raise PlayError("nothing_to_report", "you have no ruling on that tossup")
+        report, _ = RulingReport.objects.get_or_create(
+            response=response, reporter=player.agent, defaults={"comment": comment[:500]}
+        )
+    return Outcome(reply=[{"type": "reported", "qid": qid, "response_id": response.pk, "report_id": report.pk}])

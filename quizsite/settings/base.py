@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "quizsite.agents",
     "quizsite.items",
     "quizsite.play",
+    "quizsite.annotate",
     "quizsite.research",
 ]
 
@@ -112,6 +113,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on a missing root before collectstatic
 WHITENOISE_USE_FINDERS = True
 
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 180  # guests stay the same player for months

@@ -116,6 +116,14 @@
       const pts = m.points ? " (" + (m.points > 0 ? "+" : "") + m.points + ")" : "";
       el.ruling.textContent = who + ": " + said + " — " + (m.verdict === "accept" ? "correct" : "incorrect") + pts;
       el.ruling.className = "ruling " + m.verdict;
+      if (m.player_id === me && m.verdict === "reject" && m.text) {
+        const btn = document.createElement("button");
+        btn.type = "button"; btn.className = "link"; btn.textContent = "I was right";
+        btn.title = "Ask a researcher to review this ruling";
+        const reportQid = m.qid;
+        btn.addEventListener("click", () => { send({type: "report", qid: reportQid}); btn.disabled = true; btn.textContent = "Reported"; });
+        el.ruling.append(" ", btn);
+      }
       if (m.player_id === me) hideAnswerBox();
       holder = null;
       setStatus(m.verdict === "accept" ? "" : "Reading…");
@@ -135,6 +143,7 @@
     },
     scores(m) { renderScores(m.players); },
     chat(m) { addChat(m.name, m.text); },
+    reported() { addChat("", "Thanks — a researcher will review that ruling.", "note"); },
     settings(m) { el.pace.value = m.settings.ms_per_word; el.paceOut.textContent = m.settings.ms_per_word + " ms/word"; },
     error(m) {
       if (m.code === "buzzer_taken") setStatus("Too slow — someone else buzzed first.");

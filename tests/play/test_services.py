@@ -1,6 +1,6 @@
 """Room transitions with an explicit server clock: scoring, buzz rules, responses rows."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,7 +10,7 @@ from quizsite.play import services
 from quizsite.play.models import Room
 from quizsite.play.services import PlayError
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 FAST = {"ms_per_word": 100, "answer_ms": 5000, "dead_ms": 1000, "set": "t"}
 
 
@@ -139,3 +139,17 @@ def test_settings_are_validated(room):
         services.room_update_settings(slug="r", player_id=room["a"], changes={"ms_per_word": 5})
     with pytest.raises(PlayError):
         services.room_update_settings(slug="r", player_id=room["a"], changes={"bogus": 1})
+
+
+def test_report_flags_latest_ruling_without_touching_it(room):
+    from quizsite.items.models import RulingReport
+
+    with pytest.raises(PlayError):
+        services.room_report(slug="r", player_id=room["a"], qid=room["qid"])
+    buzz_at(room, "a", 450)
+    answer_at(room, "a", "zanzibarr island", 600)
+    before = list(Response.objects.values())
+    reply = services.room_report(slug="r", player_id=room["a"], qid=room["qid"], comment="typo").reply[0]
+    report = RulingReport.objects.get()
+    assert reply["response_id"] == report.response_id == before[0]["id"]
+    assert list(Response.objects.values()) == before  # the original row is never rewritten

@@ -47,7 +47,7 @@ class Command(BaseCommand):
 
         stopping = False
 
-        def stop(*_):  # type: ignore[no-untyped-def]
+        def stop(*_: object) -> None:
             nonlocal stopping
             stopping = True
 
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         while not stopping:
             dead = [c for c in children if c.poll() is not None]
             if dead:
-                self.stderr.write(f"a child process exited ({dead[0].args[2]}: code {dead[0].returncode}); stopping")
+                self.stderr.write(f"a child process exited ({dead[0].args!r}: code {dead[0].returncode}); stopping")
                 code = 1
                 break
             time.sleep(0.3)

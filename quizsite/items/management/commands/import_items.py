@@ -11,10 +11,14 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=sorted(IMPORTERS))
         parser.add_argument("--set", required=True, dest="set_slug", help="item set slug")
         parser.add_argument("--name", default="", help="item set display name")
+        parser.add_argument("--vectors", default="", help="ghigliottina: fastText .vec file for distractors")
 
     def handle(self, *args, **opts):
         try:
-            report = items_import(fmt=opts["format"], path=opts["path"], set_slug=opts["set_slug"], set_name=opts["name"])
+            options = {"vectors": opts["vectors"]} if opts["vectors"] else {}
+            report = items_import(
+                fmt=opts["format"], path=opts["path"], set_slug=opts["set_slug"], set_name=opts["name"], **options
+            )
         except ImportError_ as exc:
             raise CommandError(f"nothing imported: {exc}") from exc
         self.stdout.write(self.style.SUCCESS(report.summary()))

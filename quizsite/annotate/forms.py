@@ -1,0 +1,40 @@
+"""The researcher's campaign form; validation of items is left to services.campaign_create."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.validators import validate_slug
+
+from quizsite.items.models import ItemSet
+
+from .models import Campaign
+
+
+def _ids(value: str) -> list[str]:
+    return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
+
+
+class CampaignForm(forms.Form):
+    slug = forms.CharField(max_length=100, validators=[validate_slug], help_text="Used in the annotators' link.")
+    name = forms.CharField(max_length=200, required=False)
+    item_set = forms.ModelChoiceField(queryset=ItemSet.objects.order_by("slug"), to_field_name="slug")
+    task = forms.ChoiceField(choices=Campaign.Task.choices)
+    per_item = forms.IntegerField(min_value=1, max_value=100, initial=3, label="Annotators per item (k)")
+    quota = forms.IntegerField(min_value=0, initial=0, label="Items per annotator (0: no limit)")
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
+                                   help_text="Leave empty for the task's default instructions.")
+    consent_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
+                                   help_text="Leave empty for the default consent text.")
+    training_ids = forms.CharField(required=False, label="Training items (external ids, comma separated)")
+    gold_ids = forms.CharField(required=False, label="Gold items for attention checks (external ids)")
+    completion_code = forms.CharField(max_length=64, required=False)
+    completion_url = forms.URLField(required=False, help_text="e.g. https://app.prolific.com/submissions/complete?cc=CODE")
+    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=10)
+    timer_seconds = forms.IntegerField(min_value=5, max_value=600, initial=60, label="Open game timer (s)")
+
+    def cleaned_for_service(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["training_ids"] = _ids(data.get("training_ids") or "")
+        data["gold_ids"] = _ids(data.get("gold_ids") or "")
+        data["lease_seconds"] = data.pop("lease_minutes") * 60
+        return data

@@ -1,0 +1,81 @@
+"""Researcher pages under /annotate/manage/ (staff only): campaigns, their statistics, authored items."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import selectors, services
+from .forms import CampaignForm
+from .models import AuthoredItem, Campaign
+from .tasks import AnnotateError, Task
+
+
+@staff_member_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotate/manage/list.html", {"campaigns": selectors.campaigns_all()})
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def campaign_new(request: HttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = services.campaign_create(created_by=request.user, **form.cleaned_for_service())
+        except AnnotateError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return redirect("annotate:manage_detail", slug=campaign.slug)
+    return render(request, "annotate/manage/new.html", {"form": form})
+
+
+@staff_member_required
+def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
+    stats = selectors.campaign_stats(campaign, timezone.now())
+    if request.GET.get("format") == "json":
+        return JsonResponse(stats, json_dumps_params={"indent": 2})
+    link = request.build_absolute_uri(f"/annotate/{campaign.slug}/")
+    return render(request, "annotate/manage/detail.html", {
+        "campaign": campaign, "stats": stats, "link": link, "pending": selectors.authored_pending(campaign)[:50],
+        "is_write": campaign.task == Task.ARCHAEOLOGY_WRITE,
+    })
+
+
+@staff_member_required
+@require_POST
+def campaign_toggle(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign.is_open = not campaign.is_open
+    campaign.save(update_fields=["is_open"])
+    return redirect("annotate:manage_detail", slug=slug)
+
+
+@staff_member_required
+@require_POST
+def campaign_score(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    n = services.written_score(campaign=campaign)
+    messages.success(request, f"Scored {n} written question(s).")
+    return redirect("annotate:manage_detail", slug=slug)
+
+
+@staff_member_required
+@require_POST
+def authored_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    authored = get_object_or_404(AuthoredItem, pk=pk, campaign__slug=slug)
+    try:
+        item = services.authored_review(
+            authored=authored, approve=request.POST.get("decision") == "approve", user=request.user,
+            note=request.POST.get("note", ""), now=timezone.now(),
+        )
+    except AnnotateError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Added item {item.external_id}." if item else "Rejected.")
+    return redirect("annotate:manage_detail", slug=slug)

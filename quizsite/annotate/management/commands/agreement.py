@@ -1,0 +1,56 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from quizsite.annotate.models import Campaign
+from quizsite.annotate.selectors import campaign_stats
+from quizsite.annotate.services import written_score
+from quizsite.annotate.tasks import Task
+
+
+class Command(BaseCommand):
+    help = "Campaign statistics: progress, per annotator and item figures, Fleiss' kappa and Krippendorff's alpha."
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="campaign slug")
+        parser.add_argument("--json", action="store_true", help="print everything as JSON")
+        parser.add_argument("--no-score", action="store_true",
+                            help="archaeology-write: do not compute similarities of unscored questions first")
+
+    def handle(self, *args, **opts):
+        found = Campaign.objects.select_related("item_set").filter(slug=opts["campaign"]).first()
+        if found is None:
+            raise CommandError(f"no campaign {opts['campaign']!r}")
+        if found.task == Task.ARCHAEOLOGY_WRITE and not opts["no_score"]:
+            written_score(campaign=found)
+        stats = campaign_stats(found, timezone.now())
+        if opts["json"]:
+            self.stdout.write(json.dumps(stats, indent=2, ensure_ascii=False))
+            return
+        p = stats["progress"]
+        lines = [
+            f"{stats['campaign']} ({stats['task']}, set {stats['item_set']}, k={stats['per_item']})",
+            f"answers {p['answers']}/{p['target_answers']}, items complete {p['items_complete']}/{p['pool_items']}, "
+            f"annotators {p['participants']} ({p['finished']} finished)",
+            f"accuracy {_f(stats['accuracy'])}, median ms {_f(stats['median_ms'])}",
+        ]
+        if stats["agreement"]:
+            a = stats["agreement"]
+            lines.append(
+                f"Fleiss kappa {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, P_e {_f(a['chance_p_e'])}), "
+                f"Krippendorff alpha {_f(a['krippendorff_alpha'])} over {a['n_units']} units"
+            )
+        for key in ("similarity", "romqa"):
+            if key in stats:
+                lines.append(f"{key}: " + ", ".join(f"{k} {_f(v)}" for k, v in stats[key].items()))
+        for row in stats["human_vs_ai"]:
+            lines.append(f"vs {row['agent']}: AI {_f(row['ai_accuracy'])}, humans {_f(row['human_accuracy'])} on {row['n_items']} items")
+        self.stdout.write("\n".join(lines))
+
+
+
+def _f(value) -> str:  # type: ignore[no-untyped-def]
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)

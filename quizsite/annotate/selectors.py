@@ -1,0 +1,261 @@
+"""Reads for annotation pages and for researchers: progress, per-annotator and per-item figures,
+agreement, task-specific scores, and humans beside AI systems on the same items.
+
+Everything is computed from the responses table (via each assignment's response); training answers
+are left out of every figure, gold answers appear only as the attention-check columns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from quizsite.agents.models import Agent
+from quizsite.items.models import Item, Response
+
+from . import agreement
+from .models import Assignment, AuthoredItem, Campaign, Participant
+from .tasks import TASK_KIND, Task
+
+
+def campaigns_open() -> QuerySet[Campaign]:
+    return Campaign.objects.filter(is_open=True).select_related("item_set").order_by("name")
+
+
+def campaigns_all() -> QuerySet[Campaign]:
+    return Campaign.objects.select_related("item_set").annotate(n_participants=Count("participants")).order_by("-created_at")
+
+
+def participant_progress(participant: Participant) -> dict[str, int]:
+    """Items handled and the session's size, for the progress bar (an estimate when there is no quota)."""
+    campaign = participant.campaign
+    if campaign.task == Task.ARCHAEOLOGY_AUTHOR:
+        return {"done": participant.authored.count(), "total": max(campaign.quota, 1)}
+    done = participant.assignments.filter(state__in=(Assignment.State.DONE, Assignment.State.SKIPPED)).count()
+    pool = Item.objects.filter(item_set=campaign.item_set, kind=TASK_KIND[campaign.task]).count()
+    extra = campaign.training_items.count() + campaign.gold_items.count()
+    target = campaign.quota if campaign.quota else pool - extra
+    return {"done": done, "total": max(target + extra, done, 1)}
+
+
+def authored_pending(campaign: Campaign) -> QuerySet[AuthoredItem]:
+    return campaign.authored.filter(status=AuthoredItem.Status.PENDING).select_related("participant__agent")
+
+
+def _median(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(statistics.fmean(values)) if values else None
+
+
+def _share(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^\w]+", " ", text.casefold()).strip()
+
+
+def _chosen(response: Response) -> list[str]:
+    try:
+        return list(json.loads(response.given or "[]"))
+    except ValueError:
+        return []
+
+
+def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
+    """Units and categories: the chosen option (choose tasks), the typed word (open game), or each
+    (question, candidate) ticked or not (romqa). Written questions have no categories to agree on."""
+    units: dict[Any, list[Any]] = defaultdict(list)
+    for a in done:
+        if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
+            units[a.item_id].append(a.response.given)
+        elif task == Task.GHIGLIOTTINA_OPEN:
+            units[a.item_id].append(_norm(a.response.given) or "(blank)")
+        elif task == Task.ROMQA_SELECT:
+            chosen = set(_chosen(a.response))
+            for cand in a.item.data["candidates"]:
+                units[(a.item_id, cand["text"])].append(cand["text"] in chosen)
+        else:
+            return None
+    table = agreement.count_table(units.values())
+    kappa = agreement.fleiss_kappa(table)
+    return {
+        "fleiss_kappa": kappa.kappa,
+        "observed_p_bar": kappa.p_bar,
+        "chance_p_e": kappa.p_e,
+        "krippendorff_alpha": agreement.krippendorff_alpha_nominal(table),
+        "n_units": kappa.n_items,
+        "unit": "question-candidate pair" if task == Task.ROMQA_SELECT else "item",
+    }
+
+
+def _romqa(done: list[Assignment]) -> dict[str, Any]:
+    """F1 and accuracy, and their robust forms: per annotator and cluster the worst question, averaged."""
+    per_cluster: dict[tuple[int, str], list[Response]] = defaultdict(list)
+    for a in done:
+        per_cluster[(a.participant_id, str(a.item.data.get("cluster_id")))].append(a.response)
+    f1 = [a.response.score for a in done if a.response.score is not None]
+    acc = [bool(a.response.correct) for a in done]
+    robust_f1 = [min(r.score or 0.0 for r in rs) for rs in per_cluster.values()]
+    robust_acc = [all(r.correct for r in rs) for rs in per_cluster.values()]
+    return {
+        "f1": _mean(f1),
+        "accuracy": _share(acc),
+        "robust_f1": _mean(robust_f1),
+        "robust_accuracy": _share(robust_acc),
+        "n_clusters": len(per_cluster),
+    }
+
+
+def _written(campaign: Campaign, done: list[Assignment]) -> dict[str, Any]:
+    scored = [a.response for a in done if a.response.score is not None]
+    sims = [r.score for r in scored if r.score is not None]
+    exact = [_norm(a.response.given) == _norm(a.item.data["true_question"]) for a in done]
+    return {
+        "n_scored": len(scored),
+        "n_pending": len(done) - len(scored),
+        "mean_similarity": _mean(sims),
+        "median_similarity": _median(sims),
+        "threshold": campaign.similarity_threshold,
+        "share_at_or_above_threshold": _share([s >= campaign.similarity_threshold for s in sims]),
+        "exact_matches": sum(exact),
+        "exact_match_share": _share(exact),
+    }
+
+
+def _human_vs_ai(done: list[Assignment]) -> list[dict[str, Any]]:
+    """For each AI agent with responses to items of this campaign: its accuracy and the annotators'
+    accuracy on exactly the same items."""
+    human: dict[int, list[bool]] = defaultdict(list)
+    for a in done:
+        if a.response.correct is not None:
+            human[a.item_id].append(bool(a.response.correct))
+    ai_rows = (
+        Response.objects.filter(item_id__in=list(human), agent__kind=Agent.Kind.AI, correct__isnull=False)
+        .values_list("agent_id", "agent__name", "item_id", "correct", "score")
+        .order_by("id")
+    )
+    per_agent: dict[tuple[int, str], dict[int, tuple[bool, float | None]]] = defaultdict(dict)
+    for agent_id, name, item_id, correct, score in ai_rows:
+        per_agent[(agent_id, name)][item_id] = (bool(correct), score)  # latest answer per item
+    rows = []
+    for (_agent_id, name), answers in sorted(per_agent.items(), key=lambda kv: kv[0][1]):
+        items = list(answers)
+        human_flags = [f for i in items for f in human[i]]
+        rows.append({
+            "agent": name,
+            "n_items": len(items),
+            "ai_accuracy": _share([answers[i][0] for i in items]),
+            "human_accuracy": _share(human_flags),
+            "n_human_answers": len(human_flags),
+            "ai_mean_score": _mean([s for c, s in answers.values() if s is not None]),
+        })
+    return rows
+
+
+def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
+    """Everything the manage page and `manage.py agreement C --json` report."""
+    task = campaign.task
+    assignments = list(
+        Assignment.objects.filter(campaign=campaign).select_related("response", "item", "participant__agent")
+    )
+    done_all = [a for a in assignments if a.state == Assignment.State.DONE and a.response is not None]
+    done = [a for a in done_all if a.role == Assignment.Role.POOL]
+    gold = [a for a in done_all if a.role == Assignment.Role.GOLD]
+    reserved = set(campaign.training_items.values_list("id", flat=True)) | set(campaign.gold_items.values_list("id", flat=True))
+    pool_items = list(
+        Item.objects.filter(item_set=campaign.item_set, kind=TASK_KIND[task]).exclude(id__in=reserved).order_by("id")
+    )
+    per_item: dict[int, list[Assignment]] = defaultdict(list)
+    for a in done:
+        per_item[a.item_id].append(a)
+    skips: dict[int, list[str]] = defaultdict(list)
+    for a in assignments:
+        if a.state == Assignment.State.SKIPPED:
+            skips[a.item_id].append(a.note)
+
+    participants = list(campaign.participants.select_related("agent").order_by("id"))
+    by_participant: dict[int, list[Assignment]] = defaultdict(list)
+    gold_by_participant: dict[int, list[Assignment]] = defaultdict(list)
+    for a in done:
+        by_participant[a.participant_id].append(a)
+    for a in gold:
+        gold_by_participant[a.participant_id].append(a)
+
+    def accuracy(rows: list[Assignment]) -> float | None:
+        return _share([bool(a.response.correct) for a in rows if a.response.correct is not None])
+
+    annotators = [
+        {
+            "annotator": p.agent.public_id,
+            "answered": len(by_participant[p.id]),
+            "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
+            "accuracy": accuracy(by_participant[p.id]),
+            "mean_score": _mean([a.response.score for a in by_participant[p.id] if a.response.score is not None]),
+            "median_ms": _median([a.response.duration_ms for a in by_participant[p.id] if a.response.duration_ms is not None]),
+            "gold_answered": len(gold_by_participant[p.id]),
+            "gold_accuracy": accuracy(gold_by_participant[p.id]),
+            "finished": p.finished_at is not None,
+        }
+        for p in participants
+    ]
+    items = [
+        {
+            "item": item.external_id,
+            "answers": len(per_item[item.id]),
+            "accuracy": accuracy(per_item[item.id]),
+            "mean_score": _mean([a.response.score for a in per_item[item.id] if a.response.score is not None]),
+            "skips": len(skips[item.id]),
+            "flags": [n for n in skips[item.id] if n and n != "skipped"],
+        }
+        for item in pool_items
+    ]
+    k = campaign.per_item
+    stats: dict[str, Any] = {
+        "campaign": campaign.slug,
+        "task": task,
+        "item_set": campaign.item_set.slug,
+        "per_item": k,
+        "progress": {
+            "pool_items": len(pool_items),
+            "target_answers": len(pool_items) * k,
+            "answers": len(done),
+            "items_complete": sum(1 for i in pool_items if len(per_item[i.id]) >= k),
+            "active_leases": sum(1 for a in assignments if a.state == Assignment.State.LEASED and a.expires_at > now),
+            "skips": sum(len(v) for v in skips.values()),
+            "participants": len(participants),
+            "consented": sum(1 for p in participants if p.consented_at),
+            "finished": sum(1 for p in participants if p.finished_at),
+        },
+        "accuracy": accuracy(done),
+        "median_ms": _median([a.response.duration_ms for a in done if a.response.duration_ms is not None]),
+        "annotators": annotators,
+        "items": items,
+        "agreement": _agreement(task, done),
+        "human_vs_ai": _human_vs_ai(done),
+    }
+    if task == Task.ARCHAEOLOGY_WRITE:
+        stats["similarity"] = _written(campaign, done)
+    if task == Task.ROMQA_SELECT:
+        stats["romqa"] = _romqa(done)
+    if task == Task.GHIGLIOTTINA_OPEN:
+        stats["median_ms_to_solve"] = _median([a.response.duration_ms for a in done if a.response.correct])
+    if task == Task.ARCHAEOLOGY_AUTHOR:
+        authored = campaign.authored.aggregate(
+            total=Count("id"),
+            pending=Count("id", filter=Q(status=AuthoredItem.Status.PENDING)),
+            approved=Count("id", filter=Q(status=AuthoredItem.Status.APPROVED)),
+            rejected=Count("id", filter=Q(status=AuthoredItem.Status.REJECTED)),
+        )
+        stats["authored"] = authored
+        stats["progress"]["authored"] = authored["total"]
+    return stats

@@ -1,0 +1,413 @@
+"""Writes for annotation: campaigns, participants, leases, submissions, authored items, late scoring.
+
+Assignment takes a row lock on the campaign (`select_for_update`) for the few milliseconds it needs to
+count who holds what and lease the next unit, so two annotators clicking at the same instant are
+served one after the other and no item ever collects more than k answers or leases. On SQLite the
+IMMEDIATE transactions configured in settings serialise the same blocks. A unique constraint on
+(participant, item) is the last line: an item never goes twice to one annotator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+
+from quizsite.agents.models import Agent
+from quizsite.items.models import Item, ItemSet, Response
+from quizsite.judge import JUDGE_VERSION
+
+from .models import Assignment, AuthoredItem, Campaign, Participant
+from .tasks import (
+    DEFAULT_CONSENT,
+    DEFAULT_INSTRUCTIONS,
+    TASK_KIND,
+    AnnotateError,
+    Task,
+    choices_for,
+    feedback_for,
+    group_key,
+    submission_judge,
+)
+
+ACTIVE = (Assignment.State.LEASED, Assignment.State.DONE)
+HANDLED = (Assignment.State.DONE, Assignment.State.SKIPPED)
+
+
+def ms_between(later: datetime, earlier: datetime) -> int:
+    return int((later - earlier).total_seconds() * 1000)
+
+
+# --- campaigns -------------------------------------------------------------------------------------
+
+
+def _items_by_ids(item_set: ItemSet, kind: str, ids: Sequence[str], what: str) -> list[Item]:
+    ids = [i.strip() for i in ids if i.strip()]
+    items = list(Item.objects.filter(item_set=item_set, kind=kind, external_id__in=ids))
+    missing = sorted(set(ids) - {i.external_id for i in items})
+    if missing:
+        raise AnnotateError("bad_items", f"{what} items not in set {item_set.slug}: {', '.join(missing)}")
+    return items
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    slug: str,
+    item_set: ItemSet,
+    task: str,
+    per_item: int = 3,
+    name: str = "",
+    instructions: str = "",
+    consent_text: str = "",
+    quota: int = 0,
+    completion_code: str = "",
+    completion_url: str = "",
+    lease_seconds: int = 600,
+    timer_seconds: int = 60,
+    training_ids: Sequence[str] = (),
+    gold_ids: Sequence[str] = (),
+    created_by: Any = None,
+) -> Campaign:
+    """A campaign over one item set; training and gold items are named by external id in that set."""
+    if task not in Task.values:
+        raise AnnotateError("bad_task", f"unknown task {task!r}; known: {', '.join(Task.values)}")
+    if per_item < 1:
+        raise AnnotateError("bad_k", "per-item must be at least 1")
+    if slug == "manage" or Campaign.objects.filter(slug=slug).exists():
+        raise AnnotateError("slug_taken", f"campaign slug {slug!r} is taken")
+    kind = TASK_KIND[task]
+    if task != Task.ARCHAEOLOGY_AUTHOR and not Item.objects.filter(item_set=item_set, kind=kind).exists():
+        raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for a {task} campaign")
+    training = _items_by_ids(item_set, kind, training_ids, "training")
+    gold = _items_by_ids(item_set, kind, gold_ids, "gold")
+    campaign = Campaign.objects.create(
+        slug=slug,
+        name=name or slug,
+        item_set=item_set,
+        task=task,
+        per_item=per_item,
+        quota=quota,
+        instructions=instructions or DEFAULT_INSTRUCTIONS[task],
+        consent_text=consent_text or DEFAULT_CONSENT,
+        completion_code=completion_code,
+        completion_url=completion_url,
+        lease_seconds=lease_seconds,
+        timer_seconds=timer_seconds,
+        created_by=created_by,
+    )
+    campaign.training_items.set(training)
+    campaign.gold_items.set(gold)
+    return campaign
+
+
+# --- participants ----------------------------------------------------------------------------------
+
+
+def participant_get_or_create(*, campaign: Campaign, agent: Agent, external_id: str = "", meta: dict | None = None) -> Participant:
+    try:
+        with transaction.atomic():
+            participant, created = Participant.objects.get_or_create(
+                campaign=campaign, agent=agent, defaults={"external_id": external_id, "meta": meta or {}}
+            )
+    except IntegrityError:  # the same person in two tabs
+        participant = Participant.objects.get(campaign=campaign, agent=agent)
+    return participant
+
+
+def participant_consent(*, participant: Participant, now: datetime) -> Participant:
+    if participant.consented_at is None:
+        participant.consented_at = now
+        participant.save(update_fields=["consented_at"])
+    return participant
+
+
+# --- assignment ------------------------------------------------------------------------------------
+
+
+def _lock(campaign: Campaign) -> Campaign:
+    return Campaign.objects.select_for_update().get(pk=campaign.pk)
+
+
+def _expire_stale(campaign: Campaign, now: datetime) -> None:
+    Assignment.objects.filter(campaign=campaign, state=Assignment.State.LEASED, expires_at__lte=now).update(
+        state=Assignment.State.EXPIRED
+    )
+
+
+def _pool(campaign: Campaign) -> dict[str, list[int]]:
+    """Group key -> item ids (in id order), training and gold items left out."""
+    reserved = set(campaign.training_items.values_list("id", flat=True)) | set(
+        campaign.gold_items.values_list("id", flat=True)
+    )
+    items = Item.objects.filter(item_set=campaign.item_set, kind=TASK_KIND[campaign.task]).order_by("id")
+    fields = ["id", "data__cluster_id"] if campaign.task == Task.ROMQA_SELECT else ["id"]
+    groups: dict[str, list[int]] = {}
+    for row in items.values(*fields):
+        if row["id"] in reserved:
+            continue
+        key = group_key(campaign.task, row["id"], {"cluster_id": row.get("data__cluster_id")})
+        groups.setdefault(key, []).append(row["id"])
+    return groups
+
+
+def _taken(campaign: Campaign, exclude: Participant | None = None) -> Counter[str]:
+    """Per group, how many annotators hold a live lease on it or have answered it."""
+    rows = Assignment.objects.filter(campaign=campaign, role=Assignment.Role.POOL, state__in=ACTIVE)
+    if exclude is not None:
+        rows = rows.exclude(participant=exclude)
+    return Counter(group for group, _ in rows.values_list("group", "participant_id").distinct())
+
+
+def _lease(campaign: Campaign, participant: Participant, items: list[Item], role: str, group: str, now: datetime) -> Assignment:
+    position = participant.assignments.count()
+    rng = random.Random()
+    expires = now + timedelta(seconds=campaign.lease_seconds * len(items))
+    created = [
+        Assignment.objects.create(
+            campaign=campaign,
+            participant=participant,
+            item=item,
+            role=role,
+            group=group,
+            position=position + i,
+            choices=choices_for(campaign.task, item, rng),
+            leased_at=now,
+            expires_at=expires,
+        )
+        for i, item in enumerate(items, start=1)
+    ]
+    return created[0]
+
+
+def _next_unit(campaign: Campaign, participant: Participant, now: datetime) -> Assignment | None:
+    seen = set(participant.assignments.values_list("item_id", flat=True))
+    for item in campaign.training_items.order_by("id"):
+        if item.id not in seen:
+            return _lease(campaign, participant, [item], Assignment.Role.TRAINING, f"item:{item.id}", now)
+
+    handled = participant.assignments.filter(role=Assignment.Role.POOL, state__in=HANDLED).count()
+    gold_left = [g for g in campaign.gold_items.order_by("id") if g.id not in seen]
+    gold_shown = campaign.gold_items.count() - len(gold_left)
+    if gold_left and handled >= (gold_shown + 1) * max(campaign.gold_every, 1):
+        return _lease(campaign, participant, [gold_left[0]], Assignment.Role.GOLD, f"item:{gold_left[0].id}", now)
+
+    quota_left = not campaign.quota or handled < campaign.quota
+    if quota_left:
+        seen_groups = set(participant.assignments.values_list("group", flat=True))
+        taken = _taken(campaign)
+        open_groups = [
+            (taken[key], key, ids) for key, ids in _pool(campaign).items()
+            if key not in seen_groups and taken[key] < campaign.per_item
+        ]
+        if open_groups:
+            fewest = min(count for count, _, _ in open_groups)
+            _, key, ids = random.choice([g for g in open_groups if g[0] == fewest])
+            return _lease(campaign, participant, list(Item.objects.filter(id__in=ids).order_by("id")), Assignment.Role.POOL, key, now)
+
+    if gold_left:  # every annotator sees every attention check, even when the pool ran dry early
+        return _lease(campaign, participant, [gold_left[0]], Assignment.Role.GOLD, f"item:{gold_left[0].id}", now)
+    return None
+
+
+def assignment_current(*, participant: Participant, now: datetime) -> Assignment | None:
+    """The item this annotator should see now: their live lease, else a newly leased one; None when done.
+
+    A reload returns the same lease (same choice order, same start time), so an annotator resumes where
+    they left off; a lease left to expire returns its item to the pool and is never offered to them again.
+    """
+    campaign = participant.campaign
+    with transaction.atomic():
+        _lock(campaign)
+        _expire_stale(campaign, now)
+        current = (
+            participant.assignments.filter(state=Assignment.State.LEASED).select_related("item").order_by("position").first()
+        )
+        if current is None and participant.finished_at is None and campaign.is_open:
+            current = _next_unit(campaign, participant, now)
+            if current is None:
+                participant.finished_at = now
+                participant.save(update_fields=["finished_at"])
+        if current is not None and current.served_at is None:
+            current.served_at = now
+            current.save(update_fields=["served_at"])
+    return current
+
+
+@dataclass
+class Submitted:
+    response: Response | None
+    feedback: dict[str, Any] | None  # training items only
+
+
+def _claim(participant: Participant, assignment_id: int, now: datetime) -> Assignment:
+    """The annotator's own lease, still valid; a lapsed lease still counts while its group has room."""
+    campaign = participant.campaign
+    try:
+        assignment = (
+            Assignment.objects.select_for_update().select_related("item").get(pk=assignment_id, participant=participant)
+        )
+    except (Assignment.DoesNotExist, ValueError, TypeError):
+        raise AnnotateError("unknown", "That item is not yours to answer.") from None
+    if assignment.state in HANDLED:
+        raise AnnotateError("answered", "That item was already answered.")
+    lapsed = assignment.state == Assignment.State.EXPIRED or assignment.expires_at <= now
+    if lapsed and assignment.role == Assignment.Role.POOL:
+        others = Assignment.objects.filter(
+            campaign=campaign, role=Assignment.Role.POOL, group=assignment.group, state__in=ACTIVE
+        ).exclude(participant=participant).filter(Q(state=Assignment.State.DONE) | Q(expires_at__gt=now))
+        if others.values("participant_id").distinct().count() >= campaign.per_item:
+            Assignment.objects.filter(pk=assignment.pk).update(state=Assignment.State.EXPIRED)
+            raise AnnotateError("expired", "Time for that item ran out and others have answered it; here is a new one.")
+    return assignment
+
+
+def _renew_group(assignment: Assignment, now: datetime) -> None:
+    """Items of a cluster still waiting get a fresh lease each time one of them is answered."""
+    rest = Assignment.objects.filter(
+        participant=assignment.participant, group=assignment.group, state=Assignment.State.LEASED
+    ).exclude(pk=assignment.pk)
+    n = rest.count()
+    if n:
+        rest.update(expires_at=now + timedelta(seconds=assignment.campaign.lease_seconds * n))
+
+
+def assignment_submit(*, participant: Participant, assignment_id: int, post: Mapping[str, Any], now: datetime) -> Submitted:
+    """Judge the answer and write it as one responses row (source "annotation"), timed by the server."""
+    campaign = participant.campaign
+    with transaction.atomic():
+        _lock(campaign)
+        assignment = _claim(participant, assignment_id, now)
+        started = assignment.served_at or assignment.leased_at
+        elapsed = ms_between(now, started)
+        judged = submission_judge(
+            campaign.task, assignment.item, assignment.choices, post, elapsed_ms=elapsed, timer_s=campaign.timer_seconds
+        )
+        response = Response.objects.create(
+            agent=participant.agent,
+            item=assignment.item,
+            source=Response.Source.ANNOTATION,
+            given=judged.given,
+            choices=assignment.choices,
+            verdict=judged.verdict,
+            correct=judged.correct,
+            score=judged.score,
+            duration_ms=elapsed,
+            judge_version=JUDGE_VERSION if campaign.task == Task.GHIGLIOTTINA_OPEN else "",
+            meta={"campaign": campaign.slug, "task": campaign.task, "role": assignment.role, **judged.meta},
+        )
+        assignment.state = Assignment.State.DONE
+        assignment.done_at = now
+        assignment.response = response
+        assignment.save(update_fields=["state", "done_at", "response"])
+        _renew_group(assignment, now)
+    feedback = feedback_for(campaign.task, assignment.item, judged) if assignment.role == Assignment.Role.TRAINING else None
+    return Submitted(response=response, feedback=feedback)
+
+
+def assignment_skip(*, participant: Participant, assignment_id: int, note: str, now: datetime) -> None:
+    """Skip or flag an item: no answer is recorded, the item stays open for others, the note is kept."""
+    with transaction.atomic():
+        _lock(participant.campaign)
+        assignment = _claim(participant, assignment_id, now)
+        assignment.state = Assignment.State.SKIPPED
+        assignment.done_at = now
+        assignment.note = note.strip()[:500] or "skipped"
+        assignment.save(update_fields=["state", "done_at", "note"])
+        _renew_group(assignment, now)
+
+
+# --- archaeology-author ----------------------------------------------------------------------------
+
+
+def authored_submit(
+    *, participant: Participant, question: str, text: str, other_1: str, other_2: str, duration_ms: int | None
+) -> AuthoredItem:
+    fields = {"question": question, "text": text, "other question 1": other_1, "other question 2": other_2}
+    clean = {k: " ".join(str(v or "").split()) if k != "text" else str(v or "").strip() for k, v in fields.items()}
+    empty = [k for k, v in clean.items() if not v]
+    if empty:
+        raise AnnotateError("empty", f"Fill in the {empty[0]}.")
+    if len({clean["question"].lower(), clean["other question 1"].lower(), clean["other question 2"].lower()}) < 3:
+        raise AnnotateError("same", "The three questions must differ.")
+    with transaction.atomic():
+        return AuthoredItem.objects.create(
+            campaign=participant.campaign,
+            participant=participant,
+            question=clean["question"][:2000],
+            text=clean["text"][:20000],
+            other_question_1=clean["other question 1"][:2000],
+            other_question_2=clean["other question 2"][:2000],
+            duration_ms=duration_ms,
+        )
+
+
+def authored_finish_if_done(*, participant: Participant, now: datetime) -> bool:
+    target = max(participant.campaign.quota, 1)
+    if participant.authored.count() >= target and participant.finished_at is None:
+        participant.finished_at = now
+        participant.save(update_fields=["finished_at"])
+    return participant.finished_at is not None
+
+
+def authored_review(*, authored: AuthoredItem, approve: bool, user: Any, note: str = "", now: datetime) -> Item | None:
+    """Approving makes the entry an archaeology item of the campaign's set (external id `authored-<id>`)."""
+    with transaction.atomic():
+        authored = AuthoredItem.objects.select_for_update().select_related("campaign", "participant__agent").get(pk=authored.pk)
+        if authored.status != AuthoredItem.Status.PENDING:
+            raise AnnotateError("reviewed", "This entry was already reviewed.")
+        item = None
+        if approve:
+            item = Item.objects.create(
+                item_set=authored.campaign.item_set,
+                external_id=f"authored-{authored.pk}",
+                kind=Item.Kind.ARCHAEOLOGY,
+                text=authored.text,
+                answer=authored.question,
+                data={
+                    "true_question": authored.question,
+                    "other_questions": [authored.other_question_1, authored.other_question_2],
+                    "author": authored.participant.agent.public_id,
+                    "authored_in": authored.campaign.slug,
+                },
+            )
+        authored.status = AuthoredItem.Status.APPROVED if approve else AuthoredItem.Status.REJECTED
+        authored.item = item
+        authored.reviewed_by = user
+        authored.reviewed_at = now
+        authored.review_note = note[:500]
+        authored.save()
+    return item
+
+
+# --- archaeology-write: similarity, after the fact -------------------------------------------------
+
+
+def written_score(*, campaign: Campaign, source: Any = None) -> int:
+    """Score written questions not yet scored: cosine similarity to the true question, correct at or above
+    the campaign's threshold. The row was written unjudged (score null), so this completes it once and
+    never rewrites a judgement."""
+    from quizsite.items.vectors import SentenceVectors, text_similarity
+
+    pending = list(
+        Response.objects.filter(annotation_assignment__campaign=campaign, score__isnull=True, source=Response.Source.ANNOTATION)
+        .select_related("item")
+    )
+    if not pending:
+        return 0
+    source = source or SentenceVectors()
+    sims = text_similarity([(r.given, r.item.data["true_question"]) for r in pending], source)
+    with transaction.atomic():
+        for response, sim in zip(pending, sims, strict=True):
+            Response.objects.filter(pk=response.pk, score__isnull=True).update(
+                score=sim,
+                correct=sim >= campaign.similarity_threshold,
+                meta={**response.meta, "similarity_source": source.name, "threshold": campaign.similarity_threshold},
+            )
+    return len(pending)

@@ -1,0 +1,225 @@
+"""Annotator pages: consent, instructions, one item at a time, feedback on training items, the end page.
+
+Identity: a crowd id in the URL (`PROLIFIC_PID`, or MTurk's `workerId`) names the annotator; otherwise the
+signed-in account; otherwise a guest key kept in the session (as in play). The participant id is kept in
+the session per campaign, so a reload or a return visit resumes where the annotator left off.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from quizsite.agents.models import Agent
+from quizsite.agents.services import (
+    agent_get_or_create_external,
+    agent_get_or_create_for_user,
+    agent_get_or_create_guest,
+    new_guest_key,
+)
+
+from . import selectors, services
+from .models import Assignment, Campaign, Participant
+from .tasks import AnnotateError, Task
+
+CROWD_IDS = {"PROLIFIC_PID": "prolific", "workerId": "mturk"}
+CROWD_EXTRA = ("STUDY_ID", "SESSION_ID", "assignmentId", "hitId")
+
+
+def _session_key(campaign: Campaign) -> str:
+    return f"annotate:{campaign.slug}"
+
+
+def _participant(request: HttpRequest, campaign: Campaign) -> Participant | None:
+    pid = request.session.get(_session_key(campaign))
+    if not pid:
+        return None
+    return Participant.objects.select_related("agent", "campaign__item_set").filter(pk=pid, campaign=campaign).first()
+
+
+def _crowd(request: HttpRequest) -> dict[str, str]:
+    """Crowd parameters from the URL, kept in the session until consent is given."""
+    found = {k: request.GET[k].strip()[:100] for k in (*CROWD_IDS, *CROWD_EXTRA) if request.GET.get(k, "").strip()}
+    return found
+
+
+def _crowd_external(crowd: dict[str, str]) -> str:
+    """`prolific:<PROLIFIC_PID>` or `mturk:<workerId>`; empty without a crowd id."""
+    for param, platform in CROWD_IDS.items():
+        if crowd.get(param):
+            return f"{platform}:{crowd[param]}"
+    return ""
+
+
+def _agent(request: HttpRequest, crowd: dict[str, str]) -> tuple[Agent, str]:
+    external = _crowd_external(crowd)
+    if external:
+        platform = external.split(":", 1)[0]
+        return agent_get_or_create_external(kind=Agent.Kind.HUMAN, external_id=external, name=f"{platform} worker"), external
+    if request.user.is_authenticated:
+        return agent_get_or_create_for_user(user=request.user), ""
+    if not request.session.get("guest_key"):
+        request.session["guest_key"] = new_guest_key()
+    return agent_get_or_create_guest(guest_key=request.session["guest_key"], name="annotator"), ""
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotate/index.html", {"campaigns": selectors.campaigns_open()})
+
+
+@require_http_methods(["GET", "POST"])
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Consent. A new crowd id in the URL starts a new participant even on a browser used before."""
+    campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
+    crowd_key = f"{_session_key(campaign)}:crowd"
+    crowd = _crowd(request)
+    participant = _participant(request, campaign)
+    if crowd:
+        if participant and participant.external_id != _crowd_external(crowd):
+            request.session.pop(_session_key(campaign), None)
+            participant = None
+        request.session[crowd_key] = crowd
+    if participant and participant.consented_at:
+        return redirect("annotate:item", slug=slug)
+    if not campaign.is_open:
+        return render(request, "annotate/closed.html", {"campaign": campaign}, status=410)
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("agree") != "yes":
+            error = "To take part, tick the box to say you agree."
+        else:
+            crowd = request.session.get(crowd_key, {})
+            agent, external = _agent(request, crowd)
+            participant = services.participant_get_or_create(
+                campaign=campaign, agent=agent, external_id=external, meta={k: v for k, v in crowd.items() if k in CROWD_EXTRA}
+            )
+            services.participant_consent(participant=participant, now=timezone.now())
+            request.session[_session_key(campaign)] = participant.pk
+            return redirect("annotate:instructions", slug=slug)
+    return render(request, "annotate/consent.html", {"campaign": campaign, "error": error})
+
+
+def _require(request: HttpRequest, slug: str) -> tuple[Campaign, Participant | None]:
+    campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
+    participant = _participant(request, campaign)
+    if participant is None or participant.consented_at is None:
+        return campaign, None
+    return campaign, participant
+
+
+def instructions(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, participant = _require(request, slug)
+    if participant is None:
+        return redirect("annotate:start", slug=slug)
+    return render(request, "annotate/instructions.html", {"campaign": campaign})
+
+
+@require_http_methods(["GET", "POST"])
+def item(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, participant = _require(request, slug)
+    if participant is None:
+        return redirect("annotate:start", slug=slug)
+    if campaign.task == Task.ARCHAEOLOGY_AUTHOR:
+        return _author(request, campaign, participant)
+    now = timezone.now()
+    if request.method == "POST":
+        try:
+            assignment_id = int(request.POST.get("assignment", ""))
+        except ValueError:
+            messages.error(request, "That form was out of date; here is your current item.")
+            return redirect("annotate:item", slug=slug)
+        try:
+            if request.POST.get("action") == "skip":
+                services.assignment_skip(
+                    participant=participant, assignment_id=assignment_id, note=request.POST.get("note", ""), now=now
+                )
+            else:
+                submitted = services.assignment_submit(
+                    participant=participant, assignment_id=assignment_id, post=request.POST, now=now
+                )
+                if submitted.feedback is not None:
+                    request.session[f"{_session_key(campaign)}:feedback"] = submitted.feedback
+                    return redirect("annotate:feedback", slug=slug)
+        except AnnotateError as exc:
+            messages.error(request, exc.message)
+        return redirect("annotate:item", slug=slug)
+
+    assignment = services.assignment_current(participant=participant, now=now)
+    if assignment is None:
+        return redirect("annotate:done", slug=slug)
+    remaining_ms = None
+    if campaign.task == Task.GHIGLIOTTINA_OPEN:
+        started = assignment.served_at or now
+        remaining_ms = max(0, campaign.timer_seconds * 1000 - services.ms_between(now, started))
+    return render(
+        request,
+        "annotate/item.html",
+        {
+            "campaign": campaign,
+            "assignment": assignment,
+            "item": assignment.item,
+            "choices": assignment.choices or [],
+            "task_template": f"annotate/tasks/{campaign.task}.html",
+            "training": assignment.role == Assignment.Role.TRAINING,
+            "progress": selectors.participant_progress(participant),
+            "remaining_ms": remaining_ms,
+        },
+    )
+
+
+def _author(request: HttpRequest, campaign: Campaign, participant: Participant) -> HttpResponse:
+    now = timezone.now()
+    started_key = f"{_session_key(campaign)}:author_started"
+    if participant.finished_at:
+        return redirect("annotate:done", slug=campaign.slug)
+    if request.method == "POST":
+        started = request.session.get(started_key)
+        duration = int(now.timestamp() * 1000) - started if started else None
+        try:
+            services.authored_submit(
+                participant=participant,
+                question=request.POST.get("question", ""),
+                text=request.POST.get("text", ""),
+                other_1=request.POST.get("other_question_1", ""),
+                other_2=request.POST.get("other_question_2", ""),
+                duration_ms=duration,
+            )
+        except AnnotateError as exc:
+            messages.error(request, exc.message)
+            return render(request, "annotate/author.html", {
+                "campaign": campaign, "form": request.POST, "progress": selectors.participant_progress(participant),
+            })
+        request.session.pop(started_key, None)
+        if services.authored_finish_if_done(participant=participant, now=now):
+            return redirect("annotate:done", slug=campaign.slug)
+        return redirect("annotate:item", slug=campaign.slug)
+    request.session.setdefault(started_key, int(now.timestamp() * 1000))
+    return render(request, "annotate/author.html", {
+        "campaign": campaign, "form": {}, "progress": selectors.participant_progress(participant),
+    })
+
+
+def feedback(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, participant = _require(request, slug)
+    if participant is None:
+        return redirect("annotate:start", slug=slug)
+    shown = request.session.pop(f"{_session_key(campaign)}:feedback", None)
+    if shown is None:
+        return redirect("annotate:item", slug=slug)
+    return render(request, "annotate/feedback.html", {"campaign": campaign, "feedback": shown})
+
+
+def done(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign, participant = _require(request, slug)
+    if participant is None:
+        return redirect("annotate:start", slug=slug)
+    if participant.finished_at is None and campaign.is_open:
+        return redirect("annotate:item", slug=slug)
+    return render(
+        request,
+        "annotate/done.html",
+        {"campaign": campaign, "participant": participant, "progress": selectors.participant_progress(participant)},
+    )

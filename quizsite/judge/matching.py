@@ -1,0 +1,321 @@
+"""Fuzzy matching of normalised tokens, with tolerance that grows with word length.
+
+Why token level and not a whole-string ratio: a whole-string ratio lets a long shared context carry
+a wrong key word ("Battle of Hastings" vs "Battle of Waterloo" share most characters) and punishes
+harmless extra words ("the painter Claude Monet"). Matching each required word on its own keeps
+the decision on the words that identify the answer.
+
+Why these tolerances: short words that differ by one letter are usually different words (Monet and
+Manet, Iran and Iraq, mitosis and meiosis, carbonyl and carboxyl), so up to four letters nothing is
+forgiven, at five only a swapped pair, and up to eight a swapped pair or one letter more or less
+(never a changed letter, never at the first position: Prussia is not Russia). Longer words are
+rarely one edit from another real word, so one to three edits are forgiven (Tchaikovski, Beethovan)
+except where the edit lands on a known meaningful prefix or ending (hypo-/hyper-, -ate/-ite, a final
+vowel: hyperbola/hyperbole). Spellings that sound alike (Perikles, Strawinsky) meet through a crude
+sound key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rapidfuzz.distance import OSA, Levenshtein
+
+from .names import NICKNAMES
+
+_PREFIX_PAIRS = (
+    ("hypo", "hyper"),
+    ("inter", "intra"),
+    ("endo", "exo"),
+    ("homo", "hetero"),
+    ("micro", "macro"),
+    ("pre", "post"),
+    ("sub", "super"),
+    ("ortho", "para"),
+    ("ortho", "meta"),
+    ("para", "meta"),
+    ("uni", "multi"),
+    ("mono", "poly"),
+    ("ana", "cata"),
+    ("anti", "ante"),
+    ("hydro", "hygro"),
+    ("im", "ex"),
+    ("in", "ex"),
+    ("en", "ex"),
+    ("di", "tri"),
+    ("mono", "di"),
+)
+_SUFFIXES = (
+    "ate",
+    "ite",
+    "ide",
+    "ine",
+    "ane",
+    "ene",
+    "yne",
+    "ol",
+    "al",
+    "one",
+    "ose",
+    "ase",
+    "yl",
+    "ic",
+    "ous",
+    "ium",
+    "ion",
+    "itis",
+    "osis",
+    "ism",
+    "ist",
+    "ity",
+)
+_VOWELS = frozenset("aeiou")
+
+
+def _transposed(a: str, b: str) -> bool:
+    """Same letters with one adjacent pair swapped ("Mozrat"), the first letter left in place
+    (cation and action are different words)."""
+    if len(a) != len(b):
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return (
+        len(diff) == 2
+        and diff[0] > 0
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
+
+
+def _one_indel(a: str, b: str) -> bool:
+    """One letter more or less inside the word (entrophy, Decartes, Waterlo), never the first
+    (Russia is not Prussia) and at the end only a doubled letter (Korea is not Korean)."""
+    if abs(len(a) - len(b)) != 1 or a[0] != b[0]:
+        return False
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    last = len(longer) - 1
+    for i in range(1, len(longer)):
+        if longer[:i] + longer[i + 1 :] == shorter:
+            if i < last or longer[last] == longer[last - 1]:
+                return True
+    return False
+
+
+def _confusable(a: str, b: str) -> bool:
+    """Near-identical long words that still name different things."""
+    for p, q in _PREFIX_PAIRS:
+        a_p, a_q, b_p, b_q = a.startswith(p), a.startswith(q), b.startswith(p), b.startswith(q)
+        if (a_p and b_q and not a_q and not b_p) or (a_q and b_p and not a_p and not b_q):
+            return True
+    if len(a) <= 10 and a[:-1] == b[:-1] and a[-1] in _VOWELS and b[-1] in _VOWELS:
+        return True  # hyperbola/hyperbole, Giovanna/Giovanni
+    for s in _SUFFIXES:
+        if a.endswith(s):
+            stem = a[: -len(s)]
+            if len(stem) >= 3 and b.startswith(stem):
+                tail = b[len(stem) :]
+                if tail != s and tail in _SUFFIXES:
+                    return True
+    return False
+
+
+_PH = (
+    ("ae", "e"),
+    ("oe", "o"),
+    ("ue", "u"),
+    ("ph", "f"),
+    ("ck", "k"),
+    ("qu", "kw"),
+    ("q", "k"),
+    ("y", "i"),
+    ("z", "s"),
+    ("w", "v"),
+)
+_SOFT_C = re.compile(r"c(?!h)")
+_DOUBLE = re.compile(r"(.)\1+")
+
+
+def phonetic(word: str) -> str:
+    """A crude sound key: spellings that read alike (Perikles/Pericles, Tchaikovski/-y, Strawinsky,
+    Fibonnaci) meet; vowels are kept, so Monet and Manet still differ."""
+    for a, b in _PH:
+        word = word.replace(a, b)
+    word = _SOFT_C.sub("k", word)
+    return _DOUBLE.sub(r"\1", word) if len(word) > 5 else word  # note and notte stay apart
+
+
+# The expected word comes from an answer line, and lines repeat; the given word is not cached.
+_line_phonetic = lru_cache(maxsize=16384)(phonetic)
+
+
+def compatible_names(a: str, b: str) -> bool:
+    """Could two given names be the same person's (Karl/Carl, Abe/Abraham, Jon/John)?"""
+    if a == b or phonetic(a) == phonetic(b) or NICKNAMES.get(a) == b or NICKNAMES.get(b) == a:
+        return True
+    if len(a) >= 2 and len(b) >= 2 and (a.startswith(b) or b.startswith(a)):
+        return True
+    return min(len(a), len(b)) >= 3 and Levenshtein.distance(a, b, score_cutoff=1) <= 1
+
+
+def token_match(expected: str, got: str) -> bool:
+    """Is ``got`` an acceptable spelling of the expected word?"""
+    if expected == got:
+        return True
+    n = len(expected)
+    if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
+        return False  # short words, numbers and codes must be exact
+    if Levenshtein.distance(expected, got, score_cutoff=n // 2) > n // 2:
+        return False  # far apart: no rule below can bring them together
+    if n <= 8:
+        if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
+            return True
+    else:
+        k = 1 if n <= 10 else 2 if n <= 15 else 3
+        if OSA.distance(expected, got, score_cutoff=k) <= k:
+            return not _confusable(expected, got)
+    return _line_phonetic(expected) == phonetic(got)
+
+
+def similarity(a: str, b: str) -> float:
+    """Raw 0..1 similarity of two words, reported in ``Ruling.score``; not used to decide."""
+    return Levenshtein.normalized_similarity(a, b)
+
+
+@dataclass(slots=True)
+class Cover:
+    """How much of one entry's required words a given answer contains."""
+
+    matched: list[bool]
+    sims: list[float]
+    used: set[int]
+
+    @property
+    def count(self) -> int:
+        return sum(self.matched)
+
+    @property
+    def complete(self) -> bool:
+        return all(self.matched)
+
+    @property
+    def score(self) -> float:
+        got = [s for s, m in zip(self.sims, self.matched, strict=True) if m]
+        return sum(got) / len(self.sims) if self.sims else 0.0
+
+
+def cover(
+    required: tuple[str, ...],
+    given: tuple[str, ...],
+    given_set: frozenset[str],
+    prefixes: frozenset[str] = frozenset(),
+) -> Cover:
+    """Align each required word with a distinct word of the answer (any order).
+
+    Exact words first, then fuzzy ones, then words written together or apart ("Spider-Man" vs
+    "Spiderman", "J R R" vs "JRR"), so that a fuzzy match cannot steal a word an exact one needs.
+    """
+    n = len(required)
+    matched = [False] * n
+    sims = [0.0] * n
+    used: set[int] = set()
+    pending = []
+    for i, r in enumerate(required):
+        if r in given_set:
+            for j, g in enumerate(given):
+                if g == r and j not in used:
+                    used.add(j)
+                    matched[i] = True
+                    sims[i] = 1.0
+                    break
+            else:
+                pending.append(i)
+        else:
+            pending.append(i)
+    if not pending:
+        return Cover(matched, sims, used)
+    for i in pending:
+        r = required[i]
+        for j, g in enumerate(given):
+            if j not in used and (token_match(r, g) or (r in prefixes and g.startswith(r))):
+                used.add(j)
+                matched[i] = True
+                sims[i] = similarity(r, g)
+                break
+    if all(matched):
+        return Cover(matched, sims, used)
+    # written together / apart
+    m = len(given)
+    for i in range(n):
+        if matched[i]:
+            continue
+        r = required[i]
+        for j in range(m):
+            if j in used:
+                continue
+            joined = given[j]
+            for k in range(j + 1, min(j + 5, m)):
+                if k in used:
+                    break
+                joined += given[k]
+                if len(joined) > len(r) + 3:
+                    break
+                if token_match(r, joined):
+                    used.update(range(j, k + 1))
+                    matched[i] = True
+                    sims[i] = similarity(r, joined)
+                    break
+            if matched[i]:
+                break
+    for j in range(m):
+        if j in used:
+            continue
+        g = given[j]
+        for i in range(n):
+            if matched[i]:
+                continue
+            joined = required[i]
+            for k in range(i + 1, min(i + 5, n)):
+                if matched[k]:
+                    break
+                joined += required[k]
+                if len(joined) > len(g) + 3:
+                    break
+                if token_match(joined, g):
+                    for x in range(i, k + 1):
+                        matched[x] = True
+                        sims[x] = similarity(joined, g)
+                    used.add(j)
+                    break
+            if j in used:
+                break
+    return Cover(matched, sims, used)
+
+
+def best_similarity(required: tuple[str, ...], given: tuple[str, ...]) -> float:
+    """Mean over required words of the best raw similarity to any given word: the score of a reject."""
+    if not required or not given:
+        return 0.0
+    return sum(max(similarity(r, g) for g in given) for r in required) / len(required)
+
+
+def within(given: tuple[str, ...], words: frozenset[str], ignore: frozenset[str]) -> bool:
+    """Is every word of the answer (``ignore`` aside) one of ``words``, allowing misspellings?
+
+    A partial answer earns a prompt (or the surname rule) only when it says nothing the
+    alternative does not: "Washington" may be short for "Washington, D.C.", "George Washington" is
+    not. Initials of the alternative's words count as its words ("J. W. von Goethe").
+    """
+    initials = None
+    for g in given:
+        if g in words or g in ignore:
+            continue
+        if len(g) <= 3 and g.isalpha():
+            if initials is None:
+                initials = {w[0] for w in words}
+            if all(ch in initials for ch in g):
+                continue
+        if not any(token_match(w, g) for w in words):
+            return False
+    return True

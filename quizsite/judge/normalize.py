@@ -1,0 +1,386 @@
+"""Text normalisation shared by the answer-line parser and the judge.
+
+Both sides of a comparison (the line's alternatives and what a player typed) go through
+:func:`normalize` so that every rule is symmetric: whatever is done to "Henry VIII" is also done to
+"henry the eighth", and the two meet at ``("henry", "8")``. The rules are the quizbowl ones that a
+moderator applies without thinking: case, accents, punctuation, articles, plurals, spelled-out and
+Roman numbers, ordinals and a short list of standard abbreviations.
+
+Nothing here caches on the player's text: the judge is benchmarked as if every given answer were new.
+The line side is cached one level up, by the answer-line parser.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# How much of a player's text is read at all. Anything longer is not an answer, and capping it keeps
+# the worst case of every regex and every alignment bounded.
+MAX_GIVEN_CHARS = 500
+
+# Words that carry no identity of their own: never required, and never enough for a partial credit.
+STOPWORDS = frozenset(
+    "of and in on at to for by with from de du des la le les el los las von van der den di da "
+    "del della dei degli delle il lo gli y e et und al".split()
+)
+
+# Leading articles dropped from the start of any text (English and Italian, as the brief asks).
+LEADING_ARTICLES = frozenset("the a an il lo la i gli le l un uno una".split())
+
+# Letters that NFKD does not decompose, and symbols worth a word.
+_GREEK = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "ο": "omicron",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "ς": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+}
+_CHAR_MAP: dict[int, str] = {ord(k): f" {v} " for k, v in _GREEK.items()}
+_CHAR_MAP.update({ord(k.upper()): f" {v} " for k, v in _GREEK.items() if k != "ς"})
+_CHAR_MAP.update(
+    {
+        ord(k): v
+        for k, v in {
+            "ß": "ss",
+            "æ": "ae",
+            "Æ": "ae",
+            "œ": "oe",
+            "Œ": "oe",
+            "ø": "o",
+            "Ø": "o",
+            "đ": "d",
+            "Đ": "d",
+            "ł": "l",
+            "Ł": "l",
+            "ı": "i",
+            "þ": "th",
+            "Þ": "th",
+            "ð": "d",
+            "Ð": "d",
+            "’": "'",
+            "‘": "'",
+            "ʼ": "'",
+            "`": "'",
+            "´": "'",
+            "′": "'",
+            "–": "-",
+            "—": "-",
+            "‐": "-",
+            "‑": "-",
+            "&": " and ",
+            "+": " plus ",
+        }.items()
+    }
+)
+
+# U.S.S.R., D.C., J. R. R. -> ussr, dc, jrr (two or more initials; a single "F." stays a letter).
+_DOTTED = re.compile(r"(?<![a-z0-9])[a-z](?:\.\s?[a-z])+\.?(?![a-z0-9])")
+_POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
+_ELISION = re.compile(r"(?<=[a-z])'(?=[a-z])")
+_CELTIC = re.compile(r"\b([od])'(?=[a-z])")  # O'Keeffe, D'Artagnan: one name, not an elision
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
+_SLASH = re.compile(r"(?<!\d)/|/(?!\d)")
+_TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
+_ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_ROMAN = re.compile(r"^(?=[ivx]+$)(x{0,3})(ix|iv|v?i{0,3})$")
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
+
+_UNITS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "thirteenth": 13,
+    "fourteenth": 14,
+    "fifteenth": 15,
+    "sixteenth": 16,
+    "seventeenth": 17,
+    "eighteenth": 18,
+    "nineteenth": 19,
+    "twentieth": 20,
+    "thirtieth": 30,
+    "fortieth": 40,
+    "fiftieth": 50,
+    "sixtieth": 60,
+    "seventieth": 70,
+    "eightieth": 80,
+    "ninetieth": 90,
+    "hundredth": 100,
+    "thousandth": 1000,
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_NUMBER_WORDS = frozenset(_UNITS) | frozenset(_TENS) | frozenset(_ORDINAL_WORDS) | frozenset(_SCALES)
+
+# Words the plural stemmer must leave alone (they end in s but are not plurals, or stem badly).
+_NO_STEM = frozenset("has was is this thus us yes gas bus plus versus its series species news".split())
+
+# Abbreviations and aliases: each left side is rewritten to the right side, after the other rules
+# ran on both (so the table is written in plain words and compiled through the same pipeline).
+_ALIASES_SOURCE = {
+    "ussr": "soviet union",
+    "union of soviet socialist republics": "soviet union",
+    "wwii": "world war 2",
+    "ww2": "world war 2",
+    "ww 2": "world war 2",
+    "second world war": "world war 2",
+    "wwi": "world war 1",
+    "ww1": "world war 1",
+    "ww 1": "world war 1",
+    "first world war": "world war 1",
+    "great war": "world war 1",
+    "deoxyribonucleic acid": "dna",
+    "ribonucleic acid": "rna",
+    "adenosine triphosphate": "atp",
+    "us": "united states",
+    "usa": "united states",
+    "united states of america": "united states",
+    "uk": "united kingdom",
+    "united kingdom of great britain and northern ireland": "united kingdom",
+    "nyc": "new york city",
+    "district of columbia": "dc",
+    "eu": "european union",
+    "uae": "united arab emirates",
+    "prc": "people republic of china",
+    "st": "saint",
+    "ste": "sainte",
+    "mt": "mount",
+    "mts": "mountains",
+    "ft": "fort",
+    "dr": "doctor",
+    "mr": "mister",
+    "jr": "junior",
+    "sr": "senior",
+    "prof": "professor",
+    "vs": "versus",
+    "jfk": "john f kennedy",
+    "fdr": "franklin delano roosevelt",
+    "lbj": "lyndon b johnson",
+    "mlk": "martin luther king",
+}
+
+
+def _fold(text: str) -> str:
+    """Characters only: special letters, accents (NFKD minus combining marks), case, punctuation
+    that changes word boundaries. Returns text ready for tokenising."""
+    text = text.translate(_CHAR_MAP)
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = text.casefold()
+    if "." in text:
+        text = _DOTTED.sub(lambda m: m.group(0).replace(".", "").replace(" ", "") + " ", text)
+    if "'" in text:
+        text = _POSSESSIVE.sub("", text)
+        text = _CELTIC.sub(r"\1", text)
+        text = _ELISION.sub(" ", text)  # l'amore -> l amore, dell'arte -> dell arte
+        # what is left is a stray or accent apostrophe (caffe' for caffè): drop it
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+        text = _DECIMAL_COMMA.sub(".", text)
+    if "/" in text:
+        # A slash in running text offers alternatives ("Monet/Manet"); in a fraction it does not.
+        text = _SLASH.sub(" or ", text)
+    return text
+
+
+def _numbers(tokens: list[str]) -> list[str]:
+    """Spelled-out numbers and ordinals to digits: "thirty-six" -> 36, "eighth" -> 8,
+    "nineteen eighty-four" -> 1984, "21st" -> 21. Runs of number words are read as one number."""
+    out: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        m = _ORDINAL_DIGITS.match(tok)
+        if m:
+            out.append(str(int(m.group(1))))
+            i += 1
+            continue
+        if tok not in _NUMBER_WORDS:
+            out.append(tok)
+            i += 1
+            continue
+        total, current, started, ended = 0, 0, False, False
+        while i < n and not ended:
+            w = tokens[i]
+            if w in _SCALES:
+                scale = _SCALES[w]
+                current = current or 1  # "a hundred", "thousand"
+                if scale == 100:
+                    current *= 100
+                else:
+                    total += current * scale
+                    current = 0
+            elif w in _UNITS or w in _TENS or w in _ORDINAL_WORDS:
+                v = _UNITS.get(w, 0) or _TENS.get(w, 0) or _ORDINAL_WORDS.get(w, 0)
+                ended = w in _ORDINAL_WORDS
+                if ended and v >= 100:  # hundredth, thousandth
+                    current = (current or 1) * v
+                elif not started or current == 0:
+                    current = v
+                elif v < 10 and current % 10 == 0 and current % 100 != 0:
+                    current += v  # twenty one
+                elif v < 100 and current % 100 == 0:
+                    current += v  # one hundred twenty
+                elif 10 <= current < 100 and 10 <= v < 100:
+                    current = current * 100 + v  # nineteen eighty(-four): a year
+                else:
+                    break  # "one two": two numbers, the second starts afresh
+            elif w == "and" and started and current >= 100 and i + 1 < n and tokens[i + 1] in _NUMBER_WORDS:
+                pass  # one hundred and one
+            else:
+                break
+            started = True
+            i += 1
+        out.append(str(total + current))
+    return out
+
+
+def _roman(tok: str) -> str | None:
+    """Value of a small Roman numeral made of i, v, x (1..39), as regnal numbers and wars use."""
+    if not _ROMAN.match(tok):
+        return None
+    total, prev = 0, 0
+    for ch in reversed(tok):
+        v = _ROMAN_VALUES[ch]
+        total = total - v if v < prev else total + v
+        prev = max(prev, v)
+    return str(total)
+
+
+def _stem(tok: str) -> str:
+    """Plural and possessive endings off, so that "Rockies" meets "Rocky" and "faults" meets "fault".
+    Deliberately light: a wrong stem on both sides is harmless, a heavy stemmer merges real words."""
+    if len(tok) < 4 or not tok.isalpha() or tok in _NO_STEM:
+        return tok
+    if tok.endswith("ies") and len(tok) > 4:
+        return tok[:-3] + "y"
+    if tok.endswith(("sses", "xes", "ches", "shes", "zes")):
+        return tok[:-2]
+    if tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
+        return tok[:-1]
+    return tok
+
+
+def _base_tokens(text: str) -> list[str]:
+    """Everything but the alias table: fold, tokenise, drop articles, numbers, Roman numerals, stem."""
+    tokens = _TOKEN.findall(_fold(text))
+    if len(tokens) > 1 and tokens[0] in LEADING_ARTICLES:
+        tokens = tokens[1:]
+    if len(tokens) > 1 and "the" in tokens:
+        tokens = [t for t in tokens if t != "the"] or tokens
+    if any(t in _NUMBER_WORDS or t[0].isdigit() for t in tokens):
+        tokens = _numbers(tokens)
+    out: list[str] = []
+    last = len(tokens) - 1
+    for i, tok in enumerate(tokens):
+        if i > 0 and len(tok) <= 7:
+            if tok == "v" and i < last and tokens[i + 1] != "of":
+                out.append("versus")  # Roe v. Wade, but Henry V and Henry V of England
+                continue
+            r = _roman(tok)
+            if r is not None:
+                out.append(r)
+                continue
+        out.append(_stem(tok))
+    return out
+
+
+def _compile_aliases() -> tuple[re.Pattern[str], dict[str, str]]:
+    table: dict[str, str] = {}
+    for k, v in _ALIASES_SOURCE.items():
+        key = " ".join(_base_tokens(k))
+        table[key] = " ".join(_base_tokens(v))
+    alternation = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+    return re.compile(rf"(?<!\S)(?:{alternation})(?!\S)"), table
+
+
+_ALIAS_RE, _ALIASES = _compile_aliases()
+_ALIAS_FIRST_WORDS = frozenset(k.split()[0] for k in _ALIASES)
+
+
+def normalize(text: str) -> tuple[str, ...]:
+    """Normalised tokens of any text (player's answer, alternative, directive item).
+
+    Same input, same output: the judge relies on applying exactly this to both sides.
+    """
+    if not text:
+        return ()
+    tokens = _base_tokens(text)
+    if not _ALIAS_FIRST_WORDS.isdisjoint(tokens):
+        tokens = _ALIAS_RE.sub(lambda m: _ALIASES[m.group(0)], " ".join(tokens)).split()
+    return tuple(tokens)
+
+
+@lru_cache(maxsize=8192)
+def normalize_cached(text: str) -> tuple[str, ...]:
+    """:func:`normalize` for line-side text, which repeats (answer lines, question words)."""
+    return normalize(text)
+
+
+def simple_words(text: str) -> list[str]:
+    """One folded string per whitespace-separated word, keeping positions: used to find a clue
+    phrase inside the question text, where word counts must match the reader's ``word_index``."""
+    return ["".join(_TOKEN.findall(_fold(w))) for w in text.split()]

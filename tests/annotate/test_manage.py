@@ -1,0 +1,98 @@
+"""campaign_create, the researcher pages under /annotate/manage/, and the demo campaigns."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from quizsite.annotate.models import Campaign
+from tests.annotate.conftest import ARCHAEOLOGY, GHIGLIOTTINA, ROMQA
+
+
+def test_campaign_create_command(sets):
+    out = StringIO()
+    call_command("campaign_create", "--set", "ghig", "--task", "ghigliottina-open", "--per-item", "2", "--slug", "open1",
+                 "--training", "g1", "--gold", "g2", "--completion-code", "XYZ", "--timer-seconds", "45", stdout=out)
+    assert "annotators start at /annotate/open1/" in out.getvalue()
+    c = Campaign.objects.get(slug="open1")
+    assert (c.task, c.per_item, c.completion_code, c.timer_seconds) == ("ghigliottina-open", 2, "XYZ", 45)
+    assert [i.external_id for i in c.training_items.all()] == ["g1"] and [i.external_id for i in c.gold_items.all()] == ["g2"]
+    assert "link" in c.instructions and c.consent_text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "nope", "--task", "romqa-select", "--slug", "x"], "no item set 'nope'"),
+        (["--set", "ghig", "--task", "romqa-select", "--slug", "x"], "set ghig has no romqa items"),
+        (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--gold", "zz"], "gold items not in set ghig: zz"),
+        (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--per-item", "0"], "per-item must be at least 1"),
+    ],
+)
+def test_campaign_create_errors(sets, args, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("campaign_create", *args)
+    assert not Campaign.objects.exists()
+
+
+def test_authoring_campaign_makes_its_target_set(db):
+    call_command("campaign_create", "--set", "new-authored", "--task", "archaeology-author", "--slug", "auth", stdout=StringIO())
+    assert Campaign.objects.get(slug="auth").item_set.slug == "new-authored"
+
+
+def test_manage_pages_need_staff_and_create_a_campaign(sets, client, admin_client):
+    assert client.get("/annotate/manage/").status_code == 302
+    assert admin_client.get("/annotate/manage/").status_code == 200
+    page = admin_client.get("/annotate/manage/new/")
+    assert page.status_code == 200 and b"Annotators per item" in page.content
+    bad = admin_client.post("/annotate/manage/new/", {
+        "slug": "m1", "item_set": "arch", "task": "archaeology-choose", "per_item": 2, "quota": 0,
+        "lease_minutes": 10, "timer_seconds": 60, "training_ids": "a1, nope",
+    })
+    assert b"training items not in set arch: nope" in bad.content
+    made = admin_client.post("/annotate/manage/new/", {
+        "slug": "m1", "item_set": "arch", "task": "archaeology-choose", "per_item": 2, "quota": 0,
+        "lease_minutes": 5, "timer_seconds": 60, "training_ids": "a1", "completion_code": "DONE1",
+    })
+    assert made.status_code == 302 and made.url == "/annotate/manage/m1/"
+    c = Campaign.objects.get(slug="m1")
+    assert c.lease_seconds == 300 and c.training_items.count() == 1
+    detail = admin_client.get("/annotate/manage/m1/")
+    assert b"Fleiss" in detail.content and b"PROLIFIC_PID" in detail.content
+    data = json.loads(admin_client.get("/annotate/manage/m1/?format=json").content)
+    assert data["progress"]["pool_items"] == 3  # a1 is a training item
+    admin_client.post("/annotate/manage/m1/toggle/")
+    assert not Campaign.objects.get(slug="m1").is_open
+
+
+@pytest.mark.parametrize("task,set_slug", [
+    ("archaeology-write", "arch"), ("ghigliottina-open", "ghig"), ("romqa-select", "romqa"), ("archaeology-author", "arch"),
+])
+def test_detail_page_renders_for_every_task(make_campaign, admin_client, task, set_slug):
+    make_campaign(task, set_slug)
+    assert admin_client.get("/annotate/manage/c/").status_code == 200
+
+
+def test_demo_load_makes_one_campaign_per_task_once(db, tmp_path, monkeypatch):
+    from quizsite.items import demo
+
+    for name, rows in (("archaeology.jsonl", ARCHAEOLOGY), ("ghigliottina.jsonl", GHIGLIOTTINA), ("romqa.jsonl", ROMQA)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    monkeypatch.setattr(demo, "DEMO_DIR", Path(tmp_path))
+    summaries = [r.summary() for r in demo.demo_load() if r.summary().startswith("campaign ")]
+    assert len(summaries) == 6 and all(s.endswith("created") for s in summaries)
+    assert set(Campaign.objects.values_list("task", flat=True)) == set(Campaign.Task.values)
+    again = [r.summary() for r in demo.demo_load() if r.summary().startswith("campaign ")]
+    assert Campaign.objects.count() == 6 and all(s.endswith("already present") for s in again)
+
+
+def test_demo_without_files_makes_no_campaigns(db, tmp_path, monkeypatch):
+    from quizsite.items import demo
+
+    monkeypatch.setattr(demo, "DEMO_DIR", Path(tmp_path))
+    demo.demo_load()
+    assert not Campaign.objects.exists()

@@ -1,0 +1,58 @@
+"""A person in Debian's chromium: lobby, join a room, buzz with the space bar, answer, see ruling and score."""
+
+import json
+
+import pytest
+
+from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
+
+from .servers import app_env, daphne, manage, stop, wait_http
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    env = app_env(tmp_path / "var")
+    manage(env, "migrate", "--noinput")
+    fixture = tmp_path / "e2e.jsonl"
+    fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
+    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e", "--name", "E2E set")
+    port = free_port()
+    proc = daphne(port, env, tmp_path / "daphne.log")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def test_join_buzz_with_space_answer_and_see_score(app_url, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})  # phone width
+            page.set_default_timeout(20000)
+            page.goto(f"{app_url}/play/")
+            page.fill("input[name=name]", "Ada")
+            page.fill("#room-name", "browser-room")
+            page.select_option("select[name=set]", "e2e")
+            with page.expect_navigation():
+                page.click("#join-room")
+            assert "/play/browser-room/" in page.url
+            expect(page.locator("#status")).to_contain_text("Press Next")
+            page.keyboard.press("n")
+            expect(page.locator("#text")).to_contain_text("W01")
+            assert "Zanzibar" not in page.content()
+            page.keyboard.press("Space")
+            expect(page.locator("#answer-form")).to_be_visible()
+            page.fill("#answer-input", "zanzibar")
+            page.keyboard.press("Enter")
+            expect(page.locator("#ruling")).to_contain_text("correct")
+            expect(page.locator("#scoreboard")).to_contain_text("15")
+            expect(page.locator("#answerline")).to_contain_text("Zanzibar")
+            page.screenshot(path=str(tmp_path / "play-room.png"))
+        finally:
+            browser.close()

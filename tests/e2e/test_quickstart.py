@@ -1,0 +1,46 @@
+"""`manage.py quickstart` on an empty database comes up, loads the demo once, serves the lobby, stops on Ctrl-C."""
+
+import sqlite3
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.conftest import free_port
+
+from .servers import REPO, app_env, start, stop, wait_http
+
+pytestmark = pytest.mark.slow
+
+
+def test_quickstart_serves_the_lobby_and_runs_a_worker(tmp_path):
+    port = free_port()
+    env = app_env(tmp_path / "var")
+    log = tmp_path / "quickstart.log"
+    proc = start([sys.executable, "manage.py", "quickstart", "--port", str(port)], env, log)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, timeout=90)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/play/") as resp:
+            page = resp.read().decode()
+        assert "Play quizbowl" in page and "Demo tossups" in page
+        end = time.monotonic() + 60
+        while "ready" not in log.read_text() and time.monotonic() < end:  # celery prints "celery@host ready."
+            time.sleep(0.5)
+        assert "ready" in log.read_text(), log.read_text()[-2000:]
+    finally:
+        code = stop(proc)
+    assert code == 0, log.read_text()[-2000:]
+    output = log.read_text()
+    assert f"http://127.0.0.1:{port}/" in output and "stopped" in output
+    db = sqlite3.connect(tmp_path / "var" / "db.sqlite3")
+    (n_tossups,) = db.execute("select count(*) from items_item where kind='tossup'").fetchone()
+    assert n_tossups >= 60
+    # a second start loads nothing twice
+    proc = start([sys.executable, "manage.py", "quickstart", "--port", str(port), "--no-worker"], env, log)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, timeout=90)
+    finally:
+        stop(proc)
+    assert db.execute("select count(*) from items_item where kind='tossup'").fetchone() == (n_tossups,)
+    assert REPO.exists()

@@ -1,0 +1,101 @@
+"""Two ASGI processes share one room through Redis (channel layer) and PostgreSQL (room state)."""
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from tests.conftest import TOSSUPS, free_port, service_up
+
+from .servers import app_env, daphne, manage, stop, wait_http
+
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.slow,
+    pytest.mark.skipif(not service_up("127.0.0.1", 6379), reason="Redis is not running on 127.0.0.1:6379"),
+    pytest.mark.skipif(not service_up("127.0.0.1", 5432), reason="PostgreSQL is not running on 127.0.0.1:5432"),
+]
+PG = "postgres://root@127.0.0.1:5432"
+
+
+@pytest.fixture
+def two_servers(tmp_path):
+    import psycopg
+
+    name = f"thinkalike_e2e_{os.getpid()}"
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    env = app_env(
+        tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL="redis://127.0.0.1:6379/0",
+        CHANNELS_PREFIX=f"e2e{os.getpid()}",
+    )
+    manage(env, "migrate", "--noinput")
+    fixture = tmp_path / "e2e.jsonl"
+    fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
+    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e")
+    ports = [free_port(), free_port()]
+    procs = [daphne(p, env, tmp_path / f"daphne{p}.log") for p in ports]
+    try:
+        for port, proc in zip(ports, procs, strict=True):
+            wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield ports
+    finally:
+        for proc in procs:
+            stop(proc)
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+class Socket:
+    def __init__(self, ws):
+        self.ws, self.frames = ws, []
+
+    async def until(self, kind, timeout=10):
+        async with asyncio.timeout(timeout):
+            while True:
+                frame = json.loads(await self.ws.recv())
+                self.frames.append(frame)
+                if frame["type"] == kind:
+                    return frame
+
+
+async def play(ports):
+    import websockets
+
+    query = "ms_per_word=40&answer_ms=3000&dead_ms=500&set=e2e"
+    origin = "http://127.0.0.1"
+    async with (
+        websockets.connect(f"ws://127.0.0.1:{ports[0]}/ws/play/shared/?{query}", origin=origin) as wa,
+        websockets.connect(f"ws://127.0.0.1:{ports[1]}/ws/play/shared/?{query}", origin=origin) as wb,
+    ):
+        a, b = Socket(wa), Socket(wb)
+        await wa.send(json.dumps({"type": "join", "name": "on-one"}))
+        await a.until("hello")
+        await wb.send(json.dumps({"type": "join", "name": "on-two"}))
+        b_id = (await b.until("hello"))["player_id"]
+        await wa.send(json.dumps({"type": "next"}))
+        qid = (await b.until("tossup"))["qid"]
+        await b.until("words")
+        await asyncio.sleep(0.3)
+        await wb.send(json.dumps({"type": "buzz", "qid": qid}))
+        buzz_seen_by_a = await a.until("buzz")
+        assert buzz_seen_by_a["player_id"] == b_id
+        await wb.send(json.dumps({"type": "answer", "qid": qid, "text": "Zanzibar"}))
+        ruling = await a.until("ruling")
+        assert (ruling["player_id"], ruling["verdict"]) == (b_id, "accept")
+        end_a, end_b = await a.until("tossup_end"), await b.until("tossup_end")
+        assert end_a["reason"] == end_b["reason"] == "answered"
+        # one clock for the room: every word reached each player exactly once, in order
+        for sock in (a, b):
+            starts = [(f["start"], len(f["words"])) for f in sock.frames if f["type"] == "words"]
+            position = 0
+            for start, count in starts:
+                assert start == position, starts
+                position += count
+            assert position == buzz_seen_by_a["word_index"]
+
+
+def test_two_processes_share_a_room_through_redis(two_servers):
+    asyncio.run(play(two_servers))

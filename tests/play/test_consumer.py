@@ -1,0 +1,209 @@
+"""The play-room protocol end to end through the consumer (PROTOCOL.md), on the in-memory layer."""
+
+import asyncio
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.sessions.backends.db import SessionStore
+
+from quizsite.items.models import Response
+
+from .wsclient import OPEN, Client, drain
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients():
+    yield
+    while OPEN:
+        await OPEN.pop().close()
+
+
+async def start(*names):
+    clients = []
+    for name in names:
+        c = Client()
+        await c.join(name)
+        clients.append(c)
+    await clients[0].send({"type": "next"})
+    tossup = await clients[0].until("tossup")
+    for c in clients[1:]:
+        await c.until("tossup")
+    return clients, tossup["qid"]
+
+
+async def close_all(clients):
+    for c in clients:
+        await c.close()
+
+
+async def test_two_players_race_to_buzz_exactly_one_wins(tossup_set):
+    (a, b), qid = await start("ann", "bob")
+    await a.until("words")
+    await asyncio.gather(a.send({"type": "buzz", "qid": qid}), b.send({"type": "buzz", "qid": qid}))
+    buzz = await a.until("buzz")
+    loser = b if buzz["player_id"] == a.frames[0]["player_id"] else a
+    err = await loser.until("error")
+    assert err["code"] == "buzzer_taken"
+    await drain(a)
+    await drain(b)
+    assert sum(1 for f in a.frames + b.frames if f["type"] == "buzz") == 2  # the one buzz, seen by both
+    assert sum(1 for f in a.frames + b.frames if f["type"] == "error") == 1
+    await close_all([a, b])
+
+
+async def test_accept_ends_tossup_and_row_exists_before_ruling(tossup_set):
+    (a,), qid = await start("ann")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    await a.until("buzz")
+    await a.send({"type": "answer", "qid": qid, "text": "Zanzibar"})
+    ruling = await a.until("ruling")
+    rows = await database_sync_to_async(lambda: list(Response.objects.values_list("given", "verdict", "points")))()
+    assert rows == [("Zanzibar", "accept", 15)]
+    assert ruling["verdict"] == "accept" and ruling["points"] == 15
+    scores = await a.until("scores")
+    assert scores["players"][0]["score"] == 15
+    end = await a.until("tossup_end")
+    assert end["reason"] == "answered" and "Zanzibar" in end["answer"]
+    await close_all([a])
+
+
+async def test_prompt_then_accept(tossup_set):
+    (a,), qid = await start("ann")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    await a.until("buzz")
+    await a.send({"type": "answer", "qid": qid, "text": "zanzi"})
+    assert (await a.until("ruling"))["verdict"] == "prompt"
+    await a.send({"type": "answer", "qid": qid, "text": "zanzibar"})
+    assert (await a.until("ruling"))["verdict"] == "accept"
+    await close_all([a])
+
+
+async def test_reject_then_reading_resumes_and_other_player_can_buzz(tossup_set):
+    (a, b), qid = await start("ann", "bob")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    buzz = await a.until("buzz")
+    await a.send({"type": "answer", "qid": qid, "text": "Madagascar"})
+    ruling = await a.until("ruling")
+    assert ruling["verdict"] == "reject" and ruling["points"] == -5
+    resumed = await a.until("words")
+    assert resumed["start"] == buzz["word_index"]
+    await b.until("words", start=buzz["word_index"])
+    await b.send({"type": "buzz", "qid": qid})
+    assert (await b.until("buzz"))["player_id"] == b.frames[0]["player_id"]
+    await a.send({"type": "buzz", "qid": qid})
+    assert (await a.until("error"))["code"] in {"locked_out", "buzzer_taken"}
+    await close_all([a, b])
+
+
+async def test_answer_timeout_is_a_reject_with_empty_text(tossup_set):
+    (a,), qid = await start("ann")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    await a.until("buzz")
+    ruling = await a.until("ruling", timeout=4)
+    assert (ruling["verdict"], ruling["text"], ruling["points"]) == ("reject", "", -5)
+    row = await database_sync_to_async(Response.objects.get)()
+    assert row.meta.get("timeout") is True
+    await close_all([a])
+
+
+async def test_bad_input_gets_error_and_socket_stays_usable(tossup_set):
+    c = Client()
+    await c.connect()
+    await c.send({"type": "buzz", "qid": "x"})
+    assert (await c.recv())["code"] == "not_joined"
+    await c.send({"type": "join", "name": "ann"})
+    await c.until("hello")
+    for bad, code in [
+        ("{not json", "bad_json"),
+        ({"type": "dance"}, "unknown_type"),
+        ([1, 2], "bad_message"),
+        ({"type": "chat", "text": "x" * 501}, "too_long"),
+        ({"type": "answer", "qid": "q", "text": "y" * 201}, "too_long"),
+        ({"type": "answer", "qid": "q", "text": "zanzibar"}, "not_your_buzz"),
+        ("z" * 5000, "too_long"),
+        ({"type": "join", "name": "again"}, "already_joined"),
+    ]:
+        await c.send(bad)
+        assert (await c.until("error"))["code"] == code
+    await c.send({"type": "chat", "text": "still here"})
+    assert (await c.until("chat"))["text"] == "still here"
+    await c.close()
+
+
+async def test_flooding_is_refused_then_closed(tossup_set):
+    c = Client()
+    await c.join("ann")
+    for _ in range(150):
+        await c.send({"type": "chat", "text": "spam"})
+    codes = []
+    while True:
+        out = await c.comm.receive_output(timeout=2)
+        if out["type"] == "websocket.close":
+            break
+        frame = json.loads(out["text"])
+        if frame["type"] == "error":
+            codes.append(frame["code"])
+    assert "too_fast" in codes
+    await asyncio.sleep(0.05)
+
+
+async def test_no_frame_before_tossup_end_leaks_unread_words_or_answer(tossup_set):
+    words = tossup_set.data["words"]
+    (a, watcher), qid = await start("ann", "watcher")
+    revealed = 0
+    # read the whole tossup through to the dead-time end, checking each frame as it arrives
+    while True:
+        frame = await watcher.recv(timeout=5)
+        raw = watcher.raw[-1]
+        if frame["type"] == "tossup_end":
+            assert frame["reason"] == "timeout"
+            break
+        if frame["type"] == "words":
+            assert frame["start"] == revealed, "words arrive in order without gaps"
+            revealed += len(frame["words"])
+        assert "Zanzibar" not in raw and "Zanzi" not in raw
+        for i, word in enumerate(words):
+            if word.startswith("W") and i >= revealed:
+                assert word.rstrip(".") not in raw, f"frame leaked unread word {word}: {raw}"
+    assert revealed == len(words)
+    await close_all([a, watcher])
+
+
+async def test_reconnecting_guest_is_the_same_player_and_late_joiner_sees_only_revealed_words(tossup_set):
+    session = SessionStore()
+    session["guest_key"] = "guest-key-for-test"
+    await database_sync_to_async(session.save)()
+    cookie = f"sessionid={session.session_key}"
+
+    a = Client(cookie=cookie)
+    hello = await a.join("ann")
+    me = hello["player_id"]
+    await a.send({"type": "next"})
+    qid = (await a.until("tossup"))["qid"]
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    await a.until("buzz")
+    await a.send({"type": "answer", "qid": qid, "text": "Zanzibar"})
+    await a.until("tossup_end")
+    await a.send({"type": "next"})
+    await a.until("tossup")
+    await a.until("words")
+    await a.close()
+
+    again = Client(cookie=cookie)
+    hello = await again.join("ann")
+    assert hello["player_id"] == me
+    state = hello["state"]
+    assert [p["score"] for p in state["players"] if p["id"] == me] == [15]
+    assert state["qid"] and 0 < len(state["words"]) < state["n_words"]
+    words = (await database_sync_to_async(lambda: __import__("quizsite.play.models", fromlist=["Room"]).Room.objects.get(slug="r").item.data["words"])())
+    assert state["words"] == words[: len(state["words"])]
+    assert "zanzibar" not in json.dumps(state).lower()
+    await again.close()
