@@ -97,14 +97,9 @@ def item_information(*, item: Item, agents: Sequence[Agent], fit: FitRun) -> flo
     return _information(bank, rows, torch.stack(chosen))
 
 
-def adaptive_next_item(
-    *, candidates: Sequence[Item], agents: Sequence[Agent], fit: FitRun,
-    exposure: Mapping[int, int] | None = None, max_exposure: float | None = None,
+def _choose(
+    candidates: Sequence[Item], agents: Sequence[Agent], fit: FitRun, exposure: Mapping[int, int] | None, max_exposure: float | None
 ) -> tuple[Item, float]:
-    """The candidate with the most information for `agents` under `fit`, respecting the exposure cap.
-
-    Pure: reads the fit, writes nothing. `exposure` maps item id -> recent serves. Ties go to the lower id.
-    """
     if not candidates:
         raise ValueError("no candidate items")
     cap = float(getattr(settings, "RESEARCH_ADAPTIVE_MAX_EXPOSURE", 0.2) if max_exposure is None else max_exposure)
@@ -112,11 +107,21 @@ def adaptive_next_item(
     total = sum(exposure.values())
     pool = list(candidates)
     if total >= WARMUP_SERVES:
-        allowed = [c for c in pool if exposure.get(c.pk, 0) < cap * total]
-        pool = allowed or pool
+        pool = [c for c in pool if exposure.get(c.pk, 0) < cap * total] or pool
     scored = [(item_information(item=c, agents=agents, fit=fit), -c.pk, c) for c in pool]
     best = max(scored, key=lambda t: (t[0], t[1]))
     return best[2], best[0]
+
+
+def adaptive_next_item(
+    *, candidates: Sequence[Item], agents: Sequence[Agent], fit: FitRun,
+    exposure: Mapping[int, int] | None = None, max_exposure: float | None = None,
+) -> Item:
+    """The candidate with the most information for `agents` under `fit`, respecting the exposure cap.
+
+    Pure: reads the fit, writes nothing. `exposure` maps item id -> recent serves. Ties go to the lower id.
+    """
+    return _choose(candidates, agents, fit, exposure, max_exposure)[0]
 
 
 def recent_exposure() -> Counter[int]:
@@ -138,7 +143,7 @@ def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None
     players = Player.objects.filter(room=room).select_related("agent")
     present = [p.agent for p in players if p.connections > 0] or [p.agent for p in players]
     candidates = list(Item.objects.select_related("item_set").filter(pk__in=candidate_ids).order_by("id"))
-    item, information = adaptive_next_item(candidates=candidates, agents=present, fit=fit, exposure=recent_exposure())
+    item, information = _choose(candidates, present, fit, recent_exposure(), None)
     AdaptiveServe.objects.create(fit=fit, item=item, room=room.slug, information=information, n_agents=len(present))
     return item
 
