@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 import irt
@@ -288,10 +288,16 @@ def _store(*, run_id: int, spec: FitSpec, prepared: Prepared, result: irt.FitRes
         run.timing, run.status, run.finished_at = timing, FitRun.Status.SUCCEEDED, timezone.now()
         run.progress = {**run.progress, "phase": "succeeded", "updated": time.time()}
         run.save()
-        if run.activate_on_success:
-            FitRun.objects.filter(is_active=True).exclude(pk=run.pk).update(is_active=False)
-            run.is_active = True
-            run.save(update_fields=["is_active"])
+    if run.activate_on_success:
+        # After the success commit: two runs finishing at once may race for the one active slot (a unique
+        # constraint); the loser retries, so the later run ends active and neither is marked failed.
+        for attempt in range(3):
+            try:
+                run = fit_run_activate(run=run)
+                break
+            except IntegrityError:
+                if attempt == 2:
+                    log.warning("fit %s succeeded but could not be made active", run.pk)
     return run
 
 

@@ -222,16 +222,15 @@ def export_caimira(request: HttpRequest) -> HttpResponse:
         spec = _export_spec(request)
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
-    tmp = tempfile.TemporaryDirectory()
-    folder = Path(tmp.name) / "caimira"
-    exports.caimira_export(spec=spec, directory=folder)
-    archive = Path(tmp.name) / "caimira.zip"
-    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(folder.iterdir()):
-            zf.write(path, f"caimira/{path.name}")
-    response = FileResponse(open(archive, "rb"), as_attachment=True, filename="caimira.zip")  # noqa: SIM115
-    response._resource_closers.append(tmp.cleanup)
-    return response
+    archive = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it, which deletes it
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "caimira"
+        exports.caimira_export(spec=spec, directory=folder)
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(folder.iterdir()):
+                zf.write(path, f"caimira/{path.name}")
+    archive.seek(0)
+    return FileResponse(archive, as_attachment=True, filename="caimira.zip")
 
 
 @staff_member_required
