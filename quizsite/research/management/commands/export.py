@@ -3,15 +3,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from quizsite.agents.models import Agent
 from quizsite.research import exports
+from quizsite.research.cli import add_data_arguments, data_spec
 from quizsite.research.fits import fit_active
 from quizsite.research.models import FitRun
-from quizsite.research.prepare import DataSpec
-
-
-def _csv(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 class Command(BaseCommand):
@@ -25,21 +20,13 @@ class Command(BaseCommand):
         parser.add_argument("what", choices=["responses", "caimira", "fit"])
         parser.add_argument("--out", required=True, help="file (responses, fit; '-' for stdout) or folder (caimira)")
         parser.add_argument("--format", default="csv", choices=sorted(exports.FORMATS))
-        parser.add_argument("--sets", default="", help="item set slugs, comma separated (default: all)")
-        parser.add_argument("--item-kinds", default="")
-        parser.add_argument("--agent-kinds", default=",".join(k.value for k in Agent.Kind))
-        parser.add_argument("--since", default="", help="ISO date or datetime, inclusive")
-        parser.add_argument("--until", default="", help="ISO date or datetime, exclusive")
-        parser.add_argument("--grouping", default="individual", choices=["individual", "groups"], help="caimira only")
-        parser.add_argument("--group-sizes", default="1,5,10,15", help="caimira only")
+        add_data_arguments(parser)  # --grouping, --group-sizes and --seed matter for caimira only
         parser.add_argument("--fit", type=int, default=None, help="fit run id (default: the active fit)")
         parser.add_argument("--params", default="items", choices=["agents", "items"], help="fit: which parameters")
 
     def handle(self, *args, **o):
         try:
-            spec = DataSpec(item_sets=_csv(o["sets"]), item_kinds=_csv(o["item_kinds"]), agent_kinds=_csv(o["agent_kinds"]),
-                            since=o["since"], until=o["until"], grouping=o["grouping"],
-                            group_sizes=[int(s) for s in _csv(o["group_sizes"])])
+            spec = data_spec(o)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if o["what"] == "caimira":

@@ -1,14 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from quizsite.research import fits
+from quizsite.research.cli import add_data_arguments, data_spec
 from quizsite.research.embedding import DEFAULT_EMBEDDER
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
-from quizsite.research.prepare import DataSpec
-
-
-def _csv(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 class Command(BaseCommand):
@@ -20,18 +16,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--model", default="caimira", choices=fits.MODELS)
         parser.add_argument("--dims", type=int, default=5)
-        parser.add_argument("--sets", default="", help="item set slugs, comma separated (default: all)")
-        parser.add_argument("--item-kinds", default="", help="item kinds, comma separated (default: all)")
-        parser.add_argument("--agent-kinds", default="human,ai,human_group")
-        parser.add_argument("--since", default="", help="ISO date or datetime, inclusive")
-        parser.add_argument("--until", default="", help="ISO date or datetime, exclusive")
-        parser.add_argument("--grouping", default="individual", choices=["individual", "groups"])
-        parser.add_argument("--group-sizes", default="1,5,10,15")
+        add_data_arguments(parser)
         parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, help="sentence-transformers name/path, or hashing-<dim>")
         parser.add_argument("--template", default="default", help="'default' or a format string such as '{text}'")
         parser.add_argument("--epochs", type=int, default=None, help="maximum epochs (default: irt's)")
         parser.add_argument("--val-fraction", type=float, default=0.1)
-        parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--clusters", type=int, default=6)
         parser.add_argument("--label", default="")
         parser.add_argument("--no-activate", action="store_true", help="keep the current active fit even if this one succeeds")
@@ -39,13 +28,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         try:
-            data = DataSpec(
-                item_sets=_csv(o["sets"]), item_kinds=_csv(o["item_kinds"]), agent_kinds=_csv(o["agent_kinds"]),
-                since=o["since"], until=o["until"], grouping=o["grouping"],
-                group_sizes=[int(s) for s in _csv(o["group_sizes"])], seed=o["seed"],
-            )
             spec = FitSpec(
-                data=data, model=o["model"], dims=o["dims"], embedder=o["embedder"], template=o["template"],
+                data=data_spec(o), model=o["model"], dims=o["dims"], embedder=o["embedder"], template=o["template"],
                 max_epochs=o["epochs"], val_fraction=o["val_fraction"], seed=o["seed"], n_clusters=o["clusters"],
             )
         except ValueError as exc:
