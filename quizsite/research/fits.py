@@ -172,10 +172,6 @@ def _phase(run_id: int, phase: str, **extra: Any) -> None:
     FitRun.objects.filter(pk=run_id).update(progress={"phase": phase, "updated": time.time(), **extra})
 
 
-def fit_data_prepare(*, spec: FitSpec) -> Prepared:
-    return prepare(spec.data)
-
-
 def fit_run_execute(*, fit_id: int) -> FitRun:
     """Run a queued fit to the end. Called by the Celery task (and by `fit_caimira --wait`)."""
     with transaction.atomic():
@@ -189,7 +185,7 @@ def fit_run_execute(*, fit_id: int) -> FitRun:
     try:
         spec = FitSpec.from_dict(run.settings)
         _phase(fit_id, "preparing")
-        prepared = fit_data_prepare(spec=spec)
+        prepared = prepare(spec.data)
         FitRun.objects.filter(pk=fit_id).update(counts=prepared.counts)
         if not prepared.responses:
             raise ValueError("no judged responses match this data selection")

@@ -16,7 +16,7 @@ from quizsite.items.models import Item, ItemSet, RulingReport
 from .artifacts import fit_data_load, fit_result_load
 from .embedding import cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
-from .prepare import item_queries
+from .prepare import item_keys, item_queries
 
 KIND_ORDER = {Agent.Kind.HUMAN: 0, Agent.Kind.HUMAN_GROUP: 1, Agent.Kind.AI: 2}
 
@@ -51,14 +51,24 @@ def fit_items(run: FitRun, *, cluster: int | None = None, order: str = "-effecti
     return qs.order_by(order if order in allowed else "-effective_total", "id")
 
 
-def items_without_fit(run: FitRun, limit: int = 50) -> QuerySet[Item]:
-    """Items of the run's item sets that the fit never saw (no judged response): cold-start candidates."""
+def items_without_fit(run: FitRun, limit: int = 50) -> list[Item]:
+    """Items of the run's item sets of which the fit saw no IRT item (no judged response): cold start.
+
+    Matched by IRT id, not by item row: a tossup rebuilt from imported clue prefixes is in the fit through
+    those prefixes' rows.
+    """
     sets = run.settings.get("data", {}).get("item_sets") or []
-    qs = Item.objects.exclude(kind=Item.Kind.CLUE_PREFIX).select_related("item_set")
+    qs = Item.objects.exclude(kind=Item.Kind.CLUE_PREFIX).select_related("item_set").order_by("item_set__slug", "external_id")
     if sets:
         qs = qs.filter(item_set__slug__in=sets)
-    seen = FitItem.objects.filter(fit=run, item__isnull=False).values("item_id")
-    return qs.exclude(pk__in=seen).order_by("item_set__slug", "external_id")[:limit]
+    fitted = set(FitItem.objects.filter(fit=run).values_list("key", flat=True))
+    out: list[Item] = []
+    for item in qs.iterator(chunk_size=500):
+        if not fitted.intersection(item_keys(item)):
+            out.append(item)
+            if len(out) == limit:
+                break
+    return out
 
 
 @lru_cache(maxsize=4)

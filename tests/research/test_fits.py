@@ -166,3 +166,26 @@ def test_periodic_refit_when_enough_new_responses(world, research_cache, setting
     settings.RESEARCH_REFIT_MIN_NEW_RESPONSES = 0
     FitRun.objects.filter(pk=refit.pk).update(status="cancelled")
     assert fits.fits_refit_if_due() is None  # off
+
+
+def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db, research_cache):
+    from quizsite.agents.models import Agent
+    from quizsite.items.importers import items_import
+    from quizsite.items.models import Item
+    from quizsite.research.selectors import items_without_fit
+
+    from .test_importers import tiny_caimira
+
+    items_import(fmt="caimira", path=tiny_caimira(tmp_path / "c"), set_slug="c")
+    tossup = Item.objects.get(item_set__slug="c", external_id="q1")
+    player = Agent.objects.create(kind="human", name="live player")
+    Response.objects.create(agent=player, item=tossup, source="live", verdict="accept", correct=True, clue_index=1)
+    prepared = prepare(DataSpec(item_sets=["c"]))
+    assert {q["id"] for q in prepared.queries} == {"c/q1_1", "c/q1_2", "c/solo"}  # no duplicate items for q1
+    by_query = {}
+    for r in prepared.responses:
+        by_query.setdefault(r["query_id"], {})[r["agent_id"]] = r["ruling"]
+    assert by_query["c/q1_2"][player.public_id] == 1 and len(by_query["c/q1_2"]) == 3  # live + 2 published
+    run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["c"])})).pk)
+    assert run.status == "succeeded", run.error
+    assert items_without_fit(run) == []  # the rebuilt tossup is in the fit through its prefixes

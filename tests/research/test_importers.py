@@ -57,7 +57,7 @@ def test_caimira_tiny_folder_items_agents_responses(tmp_path):
     assert tossup.data["clue_ends"] == [3, 8]
     prefix = Item.objects.get(external_id="q1_2")
     assert prefix.kind == "clue_prefix" and prefix.data["orig_qid"] == "q1" and prefix.data["n_clues"] == 2
-    assert Item.objects.get(external_id="solo").kind == "tossup"
+    assert Item.objects.get(external_id="solo").kind == "clue_prefix"  # an IRT item as published
     group = Agent.objects.get(kind="human_group")
     assert group.external_id == "c:team" and group.public_id.startswith("h-")
     rows = Response.objects.order_by("id")

@@ -5,7 +5,7 @@ q832 and `n_clues` 5 is the first five clues of tossup q832. Each such query bec
 item. When a tossup's prefixes 1..n are all present and each extends the previous one, the full tossup
 is also created as a playable `tossup` item (external id = orig_qid) whose clue ends come from the
 prefixes, so live buzzes on it later map to the very same IRT items as the published rulings. A query
-without clue structure becomes one whole `tossup`.
+without clue structure is kept as published: one `clue_prefix` item (an IRT item) without orig_qid.
 
 Agents keep their id as external id; human and human_group ids are local to a release, so they are
 namespaced by the item set (`<set>:<id>`) and never merge across releases; AI systems keep the bare id
@@ -24,7 +24,6 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 
 from .base import ImportError_, ImportReport, check_unique_ids, item_set_get_or_create, read_records, require
-from .quizbowl import tossup_item_fields
 from .records import agents_get_or_create, existing_import_keys, occurrence_keys
 
 AGENT_TYPES = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
@@ -140,12 +139,10 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
                 continue
             extra = {k: v for k, v in obj.items() if k not in QUERY_KEYS}
             if obj.get("orig_qid") is not None:
-                kind, data = Item.Kind.CLUE_PREFIX, {**extra, "orig_qid": str(obj["orig_qid"])}
-            else:
-                kind, data = Item.Kind.TOSSUP, {**extra, **tossup_item_fields(obj["text"])}
+                extra["orig_qid"] = str(obj["orig_qid"])
             new_items.append(
-                Item(item_set=item_set, external_id=obj["id"], kind=kind, text=obj["text"], answer=_answer_of(obj),
-                     category=str(obj.get("category") or "")[:100], data=data)
+                Item(item_set=item_set, external_id=obj["id"], kind=Item.Kind.CLUE_PREFIX, text=obj["text"], answer=_answer_of(obj),
+                     category=str(obj.get("category") or "")[:100], data=extra)
             )
         n_tossups = 0
         for orig, tossup in tossups.items():
