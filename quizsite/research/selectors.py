@@ -71,6 +71,14 @@ def items_without_fit(run: FitRun, limit: int = 50) -> list[Item]:
     return out
 
 
+def tossup_of_prefix(item: Item) -> Item | None:
+    """The tossup an imported clue-prefix item belongs to, when the import rebuilt it."""
+    orig = item.data.get("orig_qid") if item.kind == Item.Kind.CLUE_PREFIX else None
+    if orig is None:
+        return None
+    return Item.objects.filter(item_set_id=item.item_set_id, kind=Item.Kind.TOSSUP, external_id=str(orig)).first()
+
+
 @lru_cache(maxsize=4)
 def _rulings_by_query(fit_id: int) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}

@@ -155,6 +155,9 @@ def fit_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     if run.status != FitRun.Status.SUCCEEDED:
         raise Http404("this fit has no model")
     item = get_object_or_404(Item.objects.select_related("item_set"), pk=item_pk)
+    whole = selectors.tossup_of_prefix(item)
+    if whole is not None:  # show the whole tossup, every prefix side by side
+        return redirect("research:fit_item", pk=pk, item_pk=whole.pk)
     return render(request, "research/fit_item.html", {"run": run, "view": selectors.item_predictions(run, item)})
 
 

@@ -169,6 +169,8 @@ def test_periodic_refit_when_enough_new_responses(world, research_cache, setting
 
 
 def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db, research_cache):
+    from django.contrib.auth import get_user_model
+
     from quizsite.agents.models import Agent
     from quizsite.items.importers import items_import
     from quizsite.items.models import Item
@@ -189,3 +191,14 @@ def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db
     run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["c"])})).pk)
     assert run.status == "succeeded", run.error
     assert items_without_fit(run) == []  # the rebuilt tossup is in the fit through its prefixes
+    from django.test import Client
+
+    from quizsite.research.selectors import tossup_of_prefix
+
+    prefix = Item.objects.get(item_set__slug="c", external_id="q1_2")
+    assert tossup_of_prefix(prefix) == tossup and tossup_of_prefix(Item.objects.get(external_id="solo")) is None
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("r", is_staff=True))
+    page = client.get(f"/research/fits/{run.pk}/items/{prefix.pk}/", follow=True)
+    assert page.redirect_chain[-1][0] == f"/research/fits/{run.pk}/items/{tossup.pk}/"
+    assert "c/q1_1" in page.content.decode() and "cold start" not in page.content.decode().split("Predicted")[0]
