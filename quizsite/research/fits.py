@@ -189,7 +189,9 @@ def fit_run_execute(*, fit_id: int) -> FitRun:
         FitRun.objects.filter(pk=fit_id).update(counts=prepared.counts)
         if not prepared.responses:
             raise ValueError("no judged responses match this data selection")
-        data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses)
+        # meta travels into the fit's own metrics, so a fit directory says which data selection made it
+        data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses,
+                                        meta={"fit_run": fit_id, "selection": spec.data.as_dict()})
         timing["prepare_s"] = round(time.perf_counter() - t0, 3)
         if spec.model == "caimira":
             t1 = time.perf_counter()

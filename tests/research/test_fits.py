@@ -63,6 +63,7 @@ def test_fit_run_end_to_end_eager(world, research_cache, django_capture_on_commi
     result = fit_result_load(run.pk)
     assert result.item_ids == sorted(result.item_ids) and len(result.agent_ids) == 7
     assert run.progress["phase"] == "succeeded"
+    assert run.metrics["data"]["meta"]["selection"]["grouping"] == "individual"  # the selection travels with the fit
 
 
 def test_failed_fit_leaves_active_fit_untouched(world, research_cache):
