@@ -9,5 +9,7 @@ urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("play/", include("quizsite.play.urls")),
     path("annotate/", include("quizsite.annotate.urls")),
+    path("research/", include("quizsite.research.urls")),
+    path("api/", include("quizsite.research.api")),
     path("admin/", admin.site.urls),
 ]

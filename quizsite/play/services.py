@@ -22,6 +22,7 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 from quizsite.items.tossups import TossupText, sentence_end_flags
 from quizsite.judge import JUDGE_VERSION, Ruling, judge
+from quizsite.research.adaptive import adaptive_meta, adaptive_pick_for_room
 
 from . import clock
 from .messages import (
@@ -47,6 +48,7 @@ SETTING_RANGES: dict[str, tuple[int, int]] = {
     "power_points": (0, 100),
     "points": (0, 100),
     "neg_points": (-100, 0),
+    "adaptive": (0, 1),  # research app: pick the most informative tossup for the players present (needs an active fit)
 }
 TEXT_SETTINGS = ("set", "category")
 
@@ -185,6 +187,10 @@ def _pick_item(room: Room) -> Item:
     if not unread:  # every tossup read: start over
         room.read_items = []
         unread = ids
+    if settings.get("adaptive"):
+        picked = adaptive_pick_for_room(room=room, candidate_ids=unread)
+        if picked is not None:
+            return picked
     return Item.objects.select_related("item_set").get(pk=random.choice(unread))
 
 
@@ -210,7 +216,7 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
         elapsed_ms=ms_between(now, room.started_at),
         room=room.slug,
         judge_version=JUDGE_VERSION,
-        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt, **meta},
+        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt, **adaptive_meta(room), **meta},
     )
 
 

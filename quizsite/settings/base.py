@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "quizsite.items",
     "quizsite.play",
     "quizsite.annotate",
+    "quizsite.research",
 ]
 
 MIDDLEWARE = [
@@ -139,6 +140,7 @@ else:
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "control_folder": str(CELERY_BROKER_DIR / "control"),  # kombu's default is ./control in the cwd
         "store_processed": False,
     }
 

@@ -9,7 +9,9 @@ from typing import Any
 
 from .archaeology import import_archaeology
 from .base import ImportError_, ImportReport
+from .caimira import import_caimira
 from .ghigliottina import import_ghigliottina
+from .protobowl_log import import_protobowl_log
 from .quizbowl import import_quizbowl
 from .romqa import import_romqa
 
@@ -18,6 +20,8 @@ IMPORTERS: dict[str, Callable[..., ImportReport]] = {
     "ghigliottina": import_ghigliottina,
     "archaeology": import_archaeology,
     "romqa": import_romqa,
+    "caimira": import_caimira,
+    "protobowl-log": import_protobowl_log,
 }
 
 

@@ -1,0 +1,146 @@
+"""`protobowl-log` format: the Protobowl buzz log, JSON lines, one buzz each (DATA.md).
+
+Each line gives a tossup (qid, text, answer, question_info), a player (user id and name) and a buzz
+(guess, ruling, time_elapsed, time_remaining). Tossups become `tossup` items, players human agents
+(external id `protobowl:<user id>`; the name stays in the admin, exports use the pseudonym), and every
+buzz one response row: nothing is dropped here, not even a player's second buzz on a tossup (the fit's
+data preparation keeps the first judged one, as QANTA does).
+
+Buzz position: QANTA reads `time_elapsed / time_remaining` as the fraction of the tossup read (the log's
+`time_remaining` holds the total); the word index is that fraction of the tossup's words.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from quizsite.agents.models import Agent
+from quizsite.items.models import Item, Response
+from quizsite.items.tossups import TossupText
+
+from .base import ImportError_, ImportReport, item_set_get_or_create, read_records
+from .quizbowl import tossup_item_fields
+from .records import agents_get_or_create, existing_import_keys
+
+# "Fri Apr 27 2018 14:12:05 GMT-0700 (PDT)"; the zone name in brackets is optional.
+_DATE = re.compile(r"^\w{3} (\w{3} \d{1,2} \d{4} \d{2}:\d{2}:\d{2}) GMT([+-]\d{2})(\d{2})")
+RULINGS = {True: (Response.Verdict.ACCEPT, True), False: (Response.Verdict.REJECT, False), "prompt": (Response.Verdict.PROMPT, None)}
+
+
+def parse_date(value: str) -> datetime | None:
+    match = _DATE.match(value.strip())
+    if not match:
+        return None
+    stamp, hours, minutes = match.groups()
+    sign = -1 if hours.startswith("-") else 1
+    offset = timedelta(hours=int(hours), minutes=sign * int(minutes))
+    return datetime.strptime(stamp, "%b %d %Y %H:%M:%S").replace(tzinfo=timezone(offset))
+
+
+def _number(path: Path, lineno: int, obj: dict[str, Any], name: str) -> float:
+    value = obj.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ImportError_(str(path), lineno, f"object.{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def import_protobowl_log(*, path: Path, set_slug: str, set_name: str = "") -> ImportReport:
+    path = Path(path)
+    tossups: dict[str, dict[str, Any]] = {}
+    players: dict[str, str] = {}
+    buzzes = []
+    skipped = 0
+    for lineno, line in read_records(path):
+        if line.get("action") != "buzz":
+            skipped += 1
+            continue
+        obj = line.get("object")
+        if not isinstance(obj, dict):
+            raise ImportError_(str(path), lineno, "missing object")
+        for name in ("qid", "question_text", "answer"):
+            if not isinstance(obj.get(name), str) or not obj[name].strip():
+                raise ImportError_(str(path), lineno, f"object.{name} missing or empty")
+        user = obj.get("user")
+        if not isinstance(user, dict) or user.get("id") in (None, ""):
+            raise ImportError_(str(path), lineno, "object.user.id missing")
+        ruling = obj.get("ruling")
+        if ruling not in RULINGS:
+            raise ImportError_(str(path), lineno, f"object.ruling must be true, false or \"prompt\", got {ruling!r}")
+        elapsed, total = _number(path, lineno, obj, "time_elapsed"), _number(path, lineno, obj, "time_remaining")
+        date = parse_date(str(line.get("date") or ""))
+        if date is None:
+            raise ImportError_(str(path), lineno, f"date not in the Protobowl form 'Fri Apr 27 2018 14:12:05 GMT-0700': {line.get('date')!r}")
+        qid = obj["qid"][:200]
+        if qid not in tossups:
+            if len(obj["question_text"].split()) < 2:
+                raise ImportError_(str(path), lineno, "question_text has fewer than two words")
+            info = obj.get("question_info") if isinstance(obj.get("question_info"), dict) else {}
+            tossups[qid] = {"text": obj["question_text"], "answer": obj["answer"], "info": info}
+        user_id = f"protobowl:{user['id']}"[:200]
+        players.setdefault(user_id, str(user.get("name") or user["id"]))
+        buzzes.append(
+            {
+                "qid": qid, "user": user_id, "guess": str(obj.get("guess") or ""), "ruling": ruling, "date": date,
+                "elapsed": elapsed, "fraction": min(max(elapsed / total, 0.0), 1.0) if total > 0 else 1.0,
+                "room": str(obj.get("room") or "")[:100], "playback_rate": obj.get("playback_rate"),
+                "key": f"protobowl-log:{line.get('date')}|{user['id']}|{qid}|{elapsed}|{obj.get('guess')}",
+            }
+        )
+
+    report = ImportReport(item_set=set_slug)
+    with transaction.atomic():
+        item_set = item_set_get_or_create(slug=set_slug, name=set_name, source=path.name)
+        existing = set(Item.objects.filter(item_set=item_set).values_list("external_id", flat=True))
+        new_items = []
+        for qid, t in tossups.items():
+            if qid in existing:
+                report.existing += 1
+                continue
+            info = t["info"]
+            new_items.append(
+                Item(
+                    item_set=item_set, external_id=qid, kind=Item.Kind.TOSSUP, text=t["text"], answer=t["answer"],
+                    category=str(info.get("category") or "")[:100], subcategory=str(info.get("subcategory") or "")[:100],
+                    difficulty=str(info.get("difficulty") or "")[:50],
+                    data={**tossup_item_fields(t["text"]), "question_info": info},
+                )
+            )
+        Item.objects.bulk_create(new_items, batch_size=500)
+        report.created = len(new_items)
+        agents, report.extra["new agents"] = agents_get_or_create(kind=Agent.Kind.HUMAN, names=players, meta={"source": "protobowl"})
+
+        items = {i.external_id: i for i in Item.objects.filter(item_set=item_set, external_id__in=list(tossups))}
+        texts = {qid: TossupText(i.data["words"], i.data["clue_ends"], i.data.get("power_index")) for qid, i in items.items()}
+        done = existing_import_keys(item_set, "protobowl-log:")
+        seen: set[str] = set()
+        new_rows, dates = [], []
+        for b in buzzes:
+            if b["key"] in done or b["key"] in seen:
+                continue
+            seen.add(b["key"])
+            text = texts[b["qid"]]
+            word_index = min(text.n_words, max(1, round(b["fraction"] * text.n_words)))
+            verdict, correct = RULINGS[b["ruling"]]
+            new_rows.append(
+                Response(
+                    agent=agents[b["user"]], item=items[b["qid"]], source=Response.Source.IMPORT, given=b["guess"],
+                    verdict=verdict, correct=correct, word_index=word_index, clue_index=text.clue_of(word_index),
+                    n_words=text.n_words, elapsed_ms=int(b["elapsed"]), room=b["room"],
+                    meta={"import_key": b["key"], "fraction": round(b["fraction"], 4), "playback_rate": b["playback_rate"]},
+                )
+            )
+            dates.append(b["date"])
+        Response.objects.bulk_create(new_rows, batch_size=1000)
+        # created_at is when the buzz happened, not the import (date-range filters rely on it); auto_now_add
+        # overrides it on insert, so it is set in a second pass.
+        for row, date in zip(new_rows, dates, strict=True):
+            row.created_at = date
+        Response.objects.bulk_update(new_rows, ["created_at"], batch_size=1000)
+        report.extra["new responses"] = len(new_rows)
+        report.extra["lines skipped (not a buzz)"] = skipped
+    return report

@@ -1,0 +1,21 @@
+from django.apps import AppConfig
+
+
+class ResearchConfig(AppConfig):
+    name = "quizsite.research"
+    label = "research"
+    verbose_name = "Research: fits, results, exports"
+
+    def ready(self) -> None:
+        # The optional periodic refit is registered here, in the app that owns it, so that the shared
+        # settings need no beat schedule; `celery beat` picks it up from the configured Celery app.
+        from django.conf import settings
+
+        from quizsite.celery import app
+
+        every = getattr(settings, "RESEARCH_REFIT_CHECK_SECONDS", 3600)
+        if getattr(settings, "RESEARCH_REFIT_MIN_NEW_RESPONSES", 0) > 0:
+            app.conf.beat_schedule = {
+                **(app.conf.beat_schedule or {}),
+                "research-refit-if-due": {"task": "research.refit_if_due", "schedule": float(every)},
+            }

@@ -1,0 +1,33 @@
+"""Command-line options shared by `fit_caimira` and `export`: which responses, and how humans are grouped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quizsite.agents.models import Agent
+
+from .prepare import DataSpec
+
+
+def csv_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def add_data_arguments(parser) -> None:  # type: ignore[no-untyped-def]
+    parser.add_argument("--sets", default="", help="item set slugs, comma separated (default: all)")
+    parser.add_argument("--item-kinds", default="", help="item kinds, comma separated (default: all)")
+    parser.add_argument("--agent-kinds", default=",".join(k.value for k in Agent.Kind))
+    parser.add_argument("--since", default="", help="ISO date or datetime, inclusive")
+    parser.add_argument("--until", default="", help="ISO date or datetime, exclusive")
+    parser.add_argument("--grouping", default="individual", choices=["individual", "groups"])
+    parser.add_argument("--group-sizes", default="1,5,10,15")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def data_spec(options: dict[str, Any]) -> DataSpec:
+    """Raises ValueError on a bad value (the commands turn it into a CommandError)."""
+    return DataSpec(
+        item_sets=csv_list(options["sets"]), item_kinds=csv_list(options["item_kinds"]),
+        agent_kinds=csv_list(options["agent_kinds"]), since=options["since"], until=options["until"],
+        grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])], seed=options["seed"],
+    )

@@ -1,0 +1,231 @@
+"""Exports (DATA.md): the responses table as CSV, JSON lines or Parquet, the `caimira` folder, and a fit's
+parameters. Response exports stream: rows come from a database cursor in chunks and leave as encoded
+chunks, so memory stays flat however many rows there are. Human agents appear only as pseudonymous
+public ids (names and emails never leave the admin).
+
+The responses export keeps DATA.md's columns in order and appends the latest researcher override
+(`override_verdict`, `override_correct`, `override_by`, `override_at`); the original ruling is untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from quizsite.agents.models import Agent
+
+from .models import FitAgent, FitItem, FitRun
+from .prepare import DataSpec, prepare, responses_selected, with_latest_override
+
+RESPONSE_COLUMNS = [
+    "response_id", "created_at", "agent_id", "agent_kind", "agent_name", "item_id", "item_set", "item_kind",
+    "tossup_id", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given", "choices", "verdict",
+    "correct", "score", "points", "room", "source",
+    "override_verdict", "override_correct", "override_by", "override_at",
+]
+FORMATS = {"csv": ("text/csv; charset=utf-8", "csv"), "jsonl": ("application/x-ndjson", "jsonl"),
+           "parquet": ("application/vnd.apache.parquet", "parquet")}
+_FIELDS = [
+    "id", "created_at", "agent__public_id", "agent__kind", "agent__name", "item__external_id", "item__item_set__slug",
+    "item__kind", "item__data__orig_qid", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given",
+    "choices", "verdict", "correct", "score", "points", "room", "source",
+    "override_verdict", "override_correct", "override_by", "override_at",
+]
+CHUNK = 2000
+
+
+def responses_queryset(spec: DataSpec | None = None) -> QuerySet:
+    """The rows of the responses export, in id order, as tuples in `_FIELDS` order."""
+    qs = responses_selected(spec or DataSpec())
+    return with_latest_override(qs).order_by("id").values_list(*_FIELDS)
+
+
+def response_rows(qs: QuerySet) -> Iterator[tuple]:
+    """Export rows in RESPONSE_COLUMNS order: pseudonymous humans, tossup id for tossups and clue prefixes."""
+    for row in qs.iterator(chunk_size=CHUNK):
+        (rid, created, public_id, kind, name, ext_id, slug, item_kind, orig_qid, *rest) = row
+        agent_name = name if kind == Agent.Kind.AI else public_id
+        tossup_id = ext_id if item_kind == "tossup" else (orig_qid if orig_qid is not None else None)
+        yield (rid, created, public_id, kind, agent_name, ext_id, slug, item_kind, tossup_id, *rest)
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def stream_csv(rows: Iterable[tuple], columns: list[str] = RESPONSE_COLUMNS) -> Iterator[bytes]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    n = 0
+    for row in rows:
+        writer.writerow(["" if v is None else _text(v) for v in row])
+        n += 1
+        if n % CHUNK == 0:
+            yield buffer.getvalue().encode()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue().encode()
+
+
+def stream_jsonl(rows: Iterable[tuple], columns: list[str] = RESPONSE_COLUMNS) -> Iterator[bytes]:
+    parts: list[str] = []
+    for row in rows:
+        record = {c: (v.isoformat() if isinstance(v, datetime) else v) for c, v in zip(columns, row, strict=True)}
+        parts.append(json.dumps(record, ensure_ascii=False))
+        if len(parts) == CHUNK:
+            yield ("\n".join(parts) + "\n").encode()
+            parts = []
+    if parts:
+        yield ("\n".join(parts) + "\n").encode()
+
+
+class _Sink(io.RawIOBase):
+    """A write-only file that hands its bytes out between row groups (pyarrow writes into it)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[no-untyped-def, override]
+        b = bytes(data)
+        self.chunks.append(b)
+        self.position += len(b)
+        return len(b)
+
+    def tell(self) -> int:
+        return self.position
+
+    def take(self) -> bytes:
+        out, self.chunks = b"".join(self.chunks), []
+        return out
+
+
+def _parquet_schema():  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+
+    types = {
+        "response_id": pa.int64(), "created_at": pa.timestamp("us", tz="UTC"), "clue_index": pa.int32(),
+        "word_index": pa.int32(), "n_words": pa.int32(), "elapsed_ms": pa.int64(), "duration_ms": pa.int64(),
+        "correct": pa.bool_(), "score": pa.float64(), "points": pa.int32(), "override_correct": pa.bool_(),
+        "override_at": pa.timestamp("us", tz="UTC"),
+    }
+    return pa.schema([(c, types.get(c, pa.string())) for c in RESPONSE_COLUMNS])
+
+
+def stream_parquet(rows: Iterable[tuple], row_group: int = 10_000) -> Iterator[bytes]:
+    """Parquet written one row group at a time; each group's bytes leave before the next is read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _parquet_schema()
+    text_columns = {i for i, f in enumerate(schema) if pa.types.is_string(f.type)}
+    sink = _Sink()
+    writer = pq.ParquetWriter(pa.PythonFile(sink, mode="w"), schema, compression="zstd")
+    columns: list[list[Any]] = [[] for _ in RESPONSE_COLUMNS]
+
+    def flush() -> bytes:
+        batch = pa.record_batch([pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)], schema=schema)
+        writer.write_batch(batch)
+        for col in columns:
+            col.clear()
+        return sink.take()
+
+    n = 0
+    for row in rows:
+        for i, value in enumerate(row):
+            columns[i].append(_text(value) if i in text_columns and value is not None else value)
+        n += 1
+        if n % row_group == 0:
+            yield flush()
+    if n % row_group or n == 0:
+        yield flush()
+    writer.close()
+    yield sink.take()
+
+
+def stream_responses(fmt: str, spec: DataSpec | None = None) -> Iterator[bytes]:
+    rows = response_rows(responses_queryset(spec))
+    if fmt == "csv":
+        return stream_csv(rows)
+    if fmt == "jsonl":
+        return stream_jsonl(rows)
+    if fmt == "parquet":
+        return stream_parquet(rows)
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+
+
+# --- the caimira folder --------------------------------------------------------------------------------
+
+_PRIVATE = ("item_pk", "agent_pk")
+
+
+def caimira_export(*, spec: DataSpec, directory: Path) -> dict[str, Any]:
+    """Write queries.jsonl, agents.jsonl and responses.jsonl that `python -m irt fit` reads as is.
+
+    The same preparation as a fit (clue items, backfill, overrides, grouping); returns the counts.
+    """
+    prepared = prepare(spec)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, records in (("queries", prepared.queries), ("agents", prepared.agents), ("responses", prepared.responses)):
+        with open(directory / f"{name}.jsonl", "w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps({k: v for k, v in r.items() if k not in _PRIVATE}, ensure_ascii=False) + "\n")
+    (directory / "counts.json").write_text(json.dumps(prepared.counts, indent=2))
+    return prepared.counts
+
+
+# --- fitted parameters ---------------------------------------------------------------------------------
+
+
+def fit_agent_records(run: FitRun) -> Iterator[dict[str, Any]]:
+    for a in FitAgent.objects.filter(fit=run).order_by("key").iterator(chunk_size=CHUNK):
+        yield {"id": a.key, "kind": a.kind, "name": a.name, "n_responses": a.n_responses, "accuracy": a.accuracy,
+               "members": a.members, "skill": a.skill}
+
+
+def fit_item_records(run: FitRun) -> Iterator[dict[str, Any]]:
+    qs = FitItem.objects.filter(fit=run).select_related("item", "item__item_set").order_by("key")
+    for fi in qs.iterator(chunk_size=CHUNK):
+        item = fi.item
+        yield {"id": fi.key, "item_set": item.item_set.slug if item else None, "item_id": item.external_id if item else None,
+               "clue": fi.clue, "n_responses": fi.n_responses, "accuracy": fi.accuracy, "cluster": fi.cluster,
+               "relevance": fi.relevance, "difficulty": fi.difficulty, "effective_difficulty": fi.effective_difficulty}
+
+
+_VECTORS = {"agents": ("skill",), "items": ("relevance", "difficulty", "effective_difficulty")}
+
+
+def stream_fit(run: FitRun, what: str, fmt: str) -> Iterator[bytes]:
+    """A fit's agents or items: JSON lines with vectors as lists, or CSV with one column per dimension."""
+    if what not in _VECTORS:
+        raise ValueError("what must be agents or items")
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError("fit parameters export as csv or jsonl")
+    records = fit_agent_records(run) if what == "agents" else fit_item_records(run)
+    if fmt == "jsonl":
+        return (json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+    m, vectors = run.dims, _VECTORS[what]
+    first = ["id", "kind", "name", "n_responses", "accuracy", "members"] if what == "agents" else \
+        ["id", "item_set", "item_id", "clue", "n_responses", "accuracy", "cluster"]
+    columns = first + [f"{v}_{k + 1}" for v in vectors for k in range(m)]
+
+    def flat(r: dict[str, Any]) -> tuple:
+        scalars = [" ".join(r[c]) if c == "members" else r[c] for c in first]
+        return (*scalars, *(x for v in vectors for x in (list(r[v]) + [None] * (m - len(r[v])))))
+
+    return stream_csv((flat(r) for r in records), columns)

@@ -1,0 +1,56 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from quizsite.research import exports
+from quizsite.research.cli import add_data_arguments, data_spec
+from quizsite.research.fits import fit_active
+from quizsite.research.models import FitRun
+
+
+class Command(BaseCommand):
+    help = (
+        "Export data (DATA.md). `export responses --format csv|jsonl|parquet --out FILE` (streamed; '-' is stdout); "
+        "`export caimira --out DIR` (the folder `python -m irt fit` reads); "
+        "`export fit [--fit ID] --what agents|items --format csv|jsonl --out FILE`."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("what", choices=["responses", "caimira", "fit"])
+        parser.add_argument("--out", required=True, help="file (responses, fit; '-' for stdout) or folder (caimira)")
+        parser.add_argument("--format", default="csv", choices=sorted(exports.FORMATS))
+        add_data_arguments(parser)  # --grouping, --group-sizes and --seed matter for caimira only
+        parser.add_argument("--fit", type=int, default=None, help="fit run id (default: the active fit)")
+        parser.add_argument("--params", default="items", choices=["agents", "items"], help="fit: which parameters")
+
+    def handle(self, *args, **o):
+        try:
+            spec = data_spec(o)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if o["what"] == "caimira":
+            counts = exports.caimira_export(spec=spec, directory=Path(o["out"]))
+            self.stderr.write(f"caimira folder {o['out']}: {counts['items']} queries, {counts['agents']} agents, "
+                              f"{counts['responses']} responses")
+            return
+        if o["what"] == "responses":
+            chunks = exports.stream_responses(o["format"], spec)
+        else:
+            run = FitRun.objects.filter(pk=o["fit"]).first() if o["fit"] else fit_active()
+            if run is None or run.status != FitRun.Status.SUCCEEDED:
+                raise CommandError("no such succeeded fit (give --fit ID, or make a fit active)")
+            if o["format"] == "parquet":
+                raise CommandError("fit parameters export as csv or jsonl")
+            chunks = exports.stream_fit(run, o["params"], o["format"])
+        out = sys.stdout.buffer if o["out"] == "-" else open(o["out"], "wb")  # noqa: SIM115
+        try:
+            n = 0
+            for chunk in chunks:
+                out.write(chunk)
+                n += len(chunk)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
+        if o["out"] != "-":
+            self.stderr.write(f"{o['what']} -> {o['out']} ({n} bytes)")

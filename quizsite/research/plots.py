@@ -1,0 +1,146 @@
+"""Figures of a fit as SVG made on the server with matplotlib (readable without a network, no JS needed).
+
+- skills: agent skills per dimension, agents grouped by kind (the paper's Fig. 6)
+- relevance: distribution of each dimension's relevance over the items, with the share of items for
+  which it is relevant, r > 0.6 (Fig. 8)
+- clusters: items clustered by effective difficulty; mean relevance and mean effective difficulty per
+  cluster and dimension (Fig. 10)
+- history: training and validation loss per epoch
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .models import FitAgent, FitItem, FitRun  # noqa: E402
+
+KIND_STYLE = {"human": ("Humans", "#c2410c"), "human_group": ("Human groups", "#a16207"), "ai": ("AI systems", "#1d4ed8")}
+RELEVANT = 0.6
+
+
+def _svg(fig) -> str:  # type: ignore[no-untyped-def]
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _empty(message: str) -> str:
+    fig, ax = plt.subplots(figsize=(5, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#667085")
+    return _svg(fig)
+
+
+def skills_svg(run: FitRun) -> str:
+    agents = list(FitAgent.objects.filter(fit=run).values_list("kind", "skill"))
+    if not agents:
+        return _empty("no fitted agents")
+    names = run.dim_names()
+    m = len(names)
+    kinds = [k for k in KIND_STYLE if any(kind == k for kind, _ in agents)]
+    fig, axes = plt.subplots(1, m, figsize=(max(3.0, 2.3 * m), 3.6), sharey=True, squeeze=False)
+    rng = np.random.default_rng(0)
+    for k, ax in enumerate(axes[0]):
+        for pos, kind in enumerate(kinds):
+            values = np.asarray([s[k] for kk, s in agents if kk == kind and len(s) > k])
+            label, color = KIND_STYLE[kind]
+            if len(values) > 1:
+                box = ax.boxplot(values, positions=[pos], widths=0.55, showfliers=False, patch_artist=True)
+                for patch in box["boxes"]:
+                    patch.set(facecolor=color, alpha=0.18, edgecolor=color)
+                for part in ("medians", "whiskers", "caps"):
+                    for line in box[part]:
+                        line.set(color=color)
+            jitter = rng.uniform(-0.16, 0.16, len(values))
+            ax.scatter(pos + jitter, values, s=16, color=color, alpha=0.85, label=label if k == 0 else None, zorder=3)
+        ax.set_xticks(range(len(kinds)))
+        ax.set_xticklabels([KIND_STYLE[kd][0].split()[0] for kd in kinds], fontsize=8)
+        ax.set_title(names[k], fontsize=10)
+        ax.axhline(0, color="#999", lw=0.6, zorder=0)
+    axes[0][0].set_ylabel("skill")
+    fig.legend(loc="lower center", ncol=len(kinds), frameon=False, bbox_to_anchor=(0.5, -0.08), fontsize=9)
+    return _svg(fig)
+
+
+def relevance_svg(run: FitRun) -> str:
+    rel = [r for r in FitItem.objects.filter(fit=run).values_list("relevance", flat=True) if r]
+    if not rel:
+        return _empty("this model has no relevance (CAIMIRA only)")
+    r = np.asarray(rel)
+    names = run.dim_names()
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(names) + 1), 3.4))
+    parts = ax.violinplot([r[:, k] for k in range(r.shape[1])], showmedians=True)
+    for body in parts["bodies"]:
+        body.set(facecolor="#3257d6", alpha=0.35)
+    share = (r > RELEVANT).mean(axis=0)
+    for k in range(r.shape[1]):
+        ax.text(k + 1, 1.04, f"{share[k]:.0%} > {RELEVANT}", ha="center", fontsize=8, color="#1d2330")
+    ax.axhline(RELEVANT, color="#c23b3b", lw=0.8, ls="--")
+    ax.set_xticks(range(1, len(names) + 1))
+    ax.set_xticklabels(names, fontsize=9)
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("relevance r")
+    ax.set_title(f"Relevance per dimension over {len(r)} items", fontsize=10)
+    return _svg(fig)
+
+
+def clusters_svg(run: FitRun) -> str:
+    clusters = run.clusters or []
+    if not clusters:
+        return _empty("no clusters (CAIMIRA fits only)")
+    names = run.dim_names()
+    rel = np.asarray([c["mean_relevance"] for c in clusters])
+    eff = np.asarray([c["mean_effective_difficulty"] for c in clusters])
+    rows = [f"C{c['cluster'] + 1} (n={c['size']})" for c in clusters]
+    fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 2.2 * len(names) + 3), 0.45 * len(rows) + 1.8))
+    bound = float(np.abs(eff).max()) or 1.0
+    for ax, values, title, cmap, vmin, vmax in (
+        (axes[0], rel, "mean relevance", "Blues", 0.0, 1.0),
+        (axes[1], eff, "mean effective difficulty", "RdBu_r", -bound, bound),
+    ):
+        image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, fontsize=8, rotation=30, ha="right")
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(rows, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                dark = (values[i, j] - vmin) / (vmax - vmin) > 0.65 or (vmin < 0 and values[i, j] < 0.65 * vmin)
+                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    return _svg(fig)
+
+
+def history_svg(run: FitRun) -> str:
+    history = run.history or []
+    if not history:
+        return _empty("no training history")
+    epochs = [h["epoch"] for h in history]
+    fig, ax = plt.subplots(figsize=(5.5, 2.6))
+    ax.plot(epochs, [h["train_bce"] for h in history], label="train BCE", color="#3257d6")
+    val = [h.get("val_bce") for h in history]
+    if any(v is not None for v in val):
+        ax.plot(epochs, [np.nan if v is None else v for v in val], label="validation BCE", color="#c2410c")
+    best = run.metrics.get("best_epoch")
+    if best:
+        ax.axvline(best, color="#999", lw=0.8, ls=":", label=f"best epoch {best}")
+    ax.set_xlabel("epoch")
+    ax.legend(frameon=False, fontsize=8)
+    return _svg(fig)
+
+
+PLOTS: dict[str, Callable[[FitRun], str]] = {
+    "skills": skills_svg,
+    "relevance": relevance_svg,
+    "clusters": clusters_svg,
+    "history": history_svg,
+}

@@ -1,0 +1,259 @@
+"""From the responses table to CAIMIRA records: the one data preparation that fits and exports share.
+
+What a researcher chooses (`DataSpec`): item sets, item kinds, agent kinds, a date range and how human
+players are grouped. What comes out (`Prepared`): CAIMIRA queries, agents and 0/1 responses, plus counts.
+
+Rules (CAIMIRA.md):
+- A tossup with clues 1..n gives IRT items `<set>/<tossup>_1 .. _n`, the text of `_k` being clues 1..k
+  as the play clock splits them. An imported `clue_prefix` item (orig_qid q, n_clues k) is the same IRT
+  item `<set>/<q>_<k>`, so live buzzes on a rebuilt tossup and published rulings meet on one item.
+  Any other item is one IRT item `<set>/<external id>`.
+- Per agent and item, the first judged response counts (QANTA keeps a player's first record per
+  question; a prompt is not judged, its follow-up answer is). A researcher's override replaces the
+  original ruling here (the latest override wins); the original row is never changed.
+- A buzz on a tossup at clue t is backfilled (`irt.backfill`): correct -> 1 for k >= t, wrong -> 0 for
+  k <= t. A player who heard a tossup without buzzing left no row, so gives no ruling.
+- Grouping `groups`: individual human players are replaced by synthetic `human_group` agents of the
+  chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them.
+- Only IRT items with at least one ruling are in the data; the others get cold-start predictions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.utils.dateparse import parse_date, parse_datetime
+
+import irt
+from quizsite.agents.models import Agent
+from quizsite.items.models import Item, Response, ResponseOverride
+from quizsite.items.tossups import TossupText
+
+GROUPINGS = ("individual", "groups")
+
+
+@dataclass
+class DataSpec:
+    item_sets: list[str] = field(default_factory=list)  # slugs; empty: every set
+    item_kinds: list[str] = field(default_factory=list)  # empty: every kind
+    agent_kinds: list[str] = field(default_factory=lambda: [k.value for k in Agent.Kind])
+    since: str = ""  # ISO date or datetime, inclusive
+    until: str = ""  # ISO date or datetime, exclusive
+    grouping: str = "individual"
+    group_sizes: list[int] = field(default_factory=lambda: [1, 5, 10, 15])
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.grouping not in GROUPINGS:
+            raise ValueError(f"grouping must be one of {', '.join(GROUPINGS)}")
+        unknown = set(self.agent_kinds) - {k.value for k in Agent.Kind}
+        if unknown:
+            raise ValueError(f"unknown agent kind {sorted(unknown)[0]!r}")
+        unknown = set(self.item_kinds) - {k.value for k in Item.Kind}
+        if unknown:
+            raise ValueError(f"unknown item kind {sorted(unknown)[0]!r}")
+        if any(int(s) < 1 for s in self.group_sizes):
+            raise ValueError("group sizes must be positive")
+        for name in ("since", "until"):
+            if getattr(self, name) and _when(getattr(self, name)) is None:
+                raise ValueError(f"{name} must be an ISO date or datetime")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DataSpec:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Prepared:
+    queries: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    responses: list[dict[str, Any]]
+    counts: dict[str, Any]
+
+
+def _when(value: str) -> datetime | None:
+    parsed = parse_datetime(value)
+    if parsed is None and parse_date(value) is not None:
+        parsed = datetime.combine(parse_date(value), datetime.min.time())  # type: ignore[arg-type]
+    if parsed is not None and parsed.tzinfo is None:
+        from django.utils import timezone
+
+        parsed = timezone.make_aware(parsed)
+    return parsed
+
+
+_TAGS = re.compile(r"<[^>]+>")
+_DIRECTIVES = re.compile(r"\[[^\]]*\]|\([^)]*(?:accept|prompt|antiprompt)[^)]*\)", re.IGNORECASE)
+
+
+def clean_answer(answer: str) -> str:
+    """The answer as a reader would say it: no HTML, no [accept ...] directives, no {required} braces."""
+    text = _DIRECTIVES.sub(" ", _TAGS.sub("", answer or ""))
+    return " ".join(text.replace("{", "").replace("}", "").replace("_", " ").split())
+
+
+def item_key(item: Item, k: int | None = None) -> str:
+    """The IRT id of an item (and clue k of a tossup) in fits and exports."""
+    slug = item.item_set.slug
+    if item.kind == Item.Kind.CLUE_PREFIX and item.data.get("orig_qid") is not None:
+        return f"{slug}/{item.data['orig_qid']}_{item.data['n_clues']}"
+    if item.kind == Item.Kind.TOSSUP and k is not None:
+        return f"{slug}/{item.external_id}_{k}"
+    return f"{slug}/{item.external_id}"
+
+
+def item_keys(item: Item) -> list[str]:
+    """The IRT ids of an item, cheaply (no clue texts): every clue prefix of a tossup, else one id."""
+    if item.kind == Item.Kind.TOSSUP and item.data.get("clue_ends"):
+        return [item_key(item, k) for k in range(1, len(item.data["clue_ends"]) + 1)]
+    return [item_key(item)]
+
+
+def tossup_text(item: Item) -> TossupText:
+    data = item.data
+    return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))
+
+
+def item_queries(item: Item) -> list[dict[str, Any]]:
+    """CAIMIRA query records of one item (every clue prefix of a tossup), whether or not it was answered.
+
+    Extra fields: `item_pk`, `clue`, `kind`, `category`, used by the pages and the templates.
+    """
+    base = {"answer": clean_answer(item.answer), "category": item.category, "item_pk": item.pk, "kind": item.kind}
+    if item.kind == Item.Kind.TOSSUP and item.data.get("clue_ends"):
+        clues = tossup_text(item).clues()
+        return [
+            {**c.as_query(**base), "id": item_key(item, c.n_clues), "orig_qid": item_key(item), "clue": c.n_clues}
+            for c in irt.clue_items(item_key(item), clues)
+        ]
+    query = {"id": item_key(item), "text": item.text, **base, "clue": None}
+    if item.kind == Item.Kind.CLUE_PREFIX and item.data.get("orig_qid") is not None:
+        query.update(
+            {
+                "orig_qid": f"{item.item_set.slug}/{item.data['orig_qid']}",
+                "n_clues": item.data["n_clues"],
+                "total_clues": item.data.get("total_clues") or item.data["n_clues"],
+                "clue": item.data["n_clues"],
+            }
+        )
+    return [query]
+
+
+def responses_selected(spec: DataSpec) -> QuerySet[Response]:
+    qs = Response.objects.all()
+    if spec.item_sets:
+        qs = qs.filter(item__item_set__slug__in=spec.item_sets)
+    if spec.item_kinds:
+        qs = qs.filter(item__kind__in=spec.item_kinds)
+    if spec.agent_kinds:
+        qs = qs.filter(agent__kind__in=spec.agent_kinds)
+    if spec.since:
+        qs = qs.filter(created_at__gte=_when(spec.since))
+    if spec.until:
+        qs = qs.filter(created_at__lt=_when(spec.until))
+    return qs
+
+
+def with_latest_override(qs: QuerySet[Response]) -> QuerySet[Response]:
+    """Annotate the latest override of each response (verdict, correct, by, at); None where there is none."""
+    latest = ResponseOverride.objects.filter(response=OuterRef("pk")).order_by("-at", "-id")
+    return qs.annotate(
+        override_verdict=Subquery(latest.values("verdict")[:1]),
+        override_correct=Subquery(latest.values("correct")[:1]),
+        override_by=Subquery(latest.values("by__username")[:1]),
+        override_at=Subquery(latest.values("at")[:1]),
+    )
+
+
+def _judged(correct: bool | None, override_verdict: str | None, override_correct: bool | None) -> bool | None:
+    if override_verdict is not None:
+        return override_correct
+    return correct
+
+
+def agent_record(agent: Agent) -> dict[str, Any]:
+    """CAIMIRA agent record: humans are their pseudonym, AI systems keep their name."""
+    name = agent.name if agent.kind == Agent.Kind.AI else agent.public_id
+    return {"id": agent.public_id, "name": name, "type": agent.kind, "agent_pk": agent.pk}
+
+
+def prepare(spec: DataSpec) -> Prepared:
+    rows = with_latest_override(responses_selected(spec)).order_by("id").values_list(
+        "id", "agent_id", "item_id", "correct", "clue_index", "override_verdict", "override_correct"
+    )
+    first: dict[tuple[int, int], tuple[bool, int | None]] = {}
+    n_source, max_id = 0, 0
+    for rid, agent_id, item_id, correct, clue_index, o_verdict, o_correct in rows.iterator(chunk_size=5000):
+        n_source += 1
+        max_id = max(max_id, rid)
+        judged = _judged(correct, o_verdict, o_correct)
+        if judged is None or (agent_id, item_id) in first:
+            continue
+        first[(agent_id, item_id)] = (judged, clue_index)
+
+    items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in first})
+    agents = Agent.objects.in_bulk({agent_id for agent_id, _i in first})
+    queries: dict[str, dict[str, Any]] = {}
+    rulings: dict[int, dict[str, int]] = defaultdict(dict)  # agent pk -> {query id: 0/1}
+    queries_of: dict[int, list[dict[str, Any]]] = {}  # per item, computed once (clue texts are joins)
+    for (agent_id, item_id), (correct, clue_index) in first.items():
+        item = items[item_id]
+        if item_id not in queries_of:
+            queries_of[item_id] = item_queries(item)
+        item_qs = queries_of[item_id]
+        if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:  # clue prefixes: backfill the buzz
+            n = len(item_qs)
+            t = n if clue_index is None else min(max(clue_index + 1, 1), n)
+            got = {item_qs[k - 1]["id"]: r for k, r in irt.backfill(n, t, correct).items()}
+        else:
+            got = {item_qs[0]["id"]: int(correct)}
+        for qid, ruling in got.items():
+            if qid not in rulings[agent_id]:  # an earlier response on the same IRT item wins
+                rulings[agent_id][qid] = ruling
+        for q in item_qs:
+            if q["id"] in got:
+                queries.setdefault(q["id"], q)
+
+    agent_records = {a: agent_record(agents[a]) for a in rulings}
+    humans = [a for a in rulings if agents[a].kind == Agent.Kind.HUMAN]
+    responses = [
+        {"query_id": q, "agent_id": agent_records[a]["id"], "ruling": r}
+        for a in rulings
+        if not (spec.grouping == "groups" and a in humans)
+        for q, r in rulings[a].items()
+    ]
+    agent_list = [rec for a, rec in agent_records.items() if not (spec.grouping == "groups" and a in humans)]
+    if spec.grouping == "groups" and humans:
+        by_player = {agent_records[a]["id"]: rulings[a] for a in humans}
+        groups = irt.group_humans(by_player, sizes=[int(s) for s in spec.group_sizes])
+        responses += irt.group_responses(groups, by_player, seed=spec.seed)
+        agent_list += irt.group_agents(groups)
+
+    used_agents = {r["agent_id"] for r in responses}
+    agent_list = sorted((a for a in agent_list if a["id"] in used_agents), key=lambda a: a["id"])
+    used_queries = {r["query_id"] for r in responses}
+    query_list = sorted((q for q in queries.values() if q["id"] in used_queries), key=lambda q: q["id"])
+    responses.sort(key=lambda r: (r["agent_id"], r["query_id"]))
+    types = {a["id"]: a["type"] for a in agent_list}
+    counts = {
+        "source_responses": n_source,
+        "judged_pairs": len(first),
+        "max_response_id": max_id,
+        "items": len(query_list),
+        "source_items": len({q["item_pk"] for q in query_list}),
+        "agents": len(agent_list),
+        "agents_by_kind": dict(Counter(types.values())),
+        "responses": len(responses),
+        "responses_by_kind": dict(Counter(types[r["agent_id"]] for r in responses)),
+        "positive_rate": round(sum(r["ruling"] for r in responses) / len(responses), 4) if responses else None,
+    }
+    return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts)

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def at(sequence, index):  # type: ignore[no-untyped-def]
+    """sequence[index], or '' when out of range (dimension lists of different lengths)."""
+    if isinstance(sequence, dict):
+        return sequence.get(index, "")
+    try:
+        return sequence[int(index)]
+    except (IndexError, TypeError, ValueError, KeyError):
+        return ""
+
+
+@register.filter
+def num(value, digits=2):  # type: ignore[no-untyped-def]
+    if value is None or value == "":
+        return "–"
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def nums(values, digits=2):  # type: ignore[no-untyped-def]
+    return " ".join(f"{float(v):+.{int(digits)}f}" for v in values or [])
+
+
+@register.filter
+def pshade(p):  # type: ignore[no-untyped-def]
+    """A background for a probability cell: red (0) to green (1)."""
+    if p is None or p == "":
+        return ""
+    p = max(0.0, min(1.0, float(p)))
+    return f"background: hsl({int(120 * p)}, 60%, 88%)"
+
+
+@register.filter
+def bar(value, scale=1.0):  # type: ignore[no-untyped-def]
+    """Width in percent for an inline bar of a value in [0, scale]."""
+    try:
+        return max(0, min(100, round(100 * abs(float(value)) / float(scale))))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 0

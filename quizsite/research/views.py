@@ -1,0 +1,246 @@
+"""Research pages (staff only): fits, results, item predictions, exports, ruling reports. Thin: forms and
+selectors do the work, services write."""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_POST
+
+from quizsite.agents.models import Agent
+from quizsite.items.models import Item, RulingReport
+
+from . import exports, fits, plots, selectors, services
+from .embedding import EMBEDDER_CHOICES
+from .forms import FitForm, LabelsForm
+from .models import FitRun
+from .prepare import DataSpec
+
+
+def _run(pk: int) -> FitRun:
+    try:
+        return selectors.fit_run_get(pk)
+    except FitRun.DoesNotExist:
+        raise Http404("no such fit") from None
+
+
+@staff_member_required
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "research/index.html", {
+        "active": fits.fit_active(),
+        "runs": selectors.fit_runs(limit=8),
+        "open_reports": RulingReport.objects.filter(status=RulingReport.Status.OPEN).count(),
+        "item_sets": selectors.item_sets_with_counts(),
+    })
+
+
+@staff_member_required
+def fit_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.fit_runs(), 50).get_page(request.GET.get("page"))
+    return render(request, "research/fit_list.html", {"page": page})
+
+
+@staff_member_required
+def fit_compare(request: HttpRequest) -> HttpResponse:
+    ids = [int(i) for i in request.GET.getlist("ids") if i.isdigit()][:8]
+    runs = selectors.fit_runs_compare(ids)
+    if len(runs) < 2:
+        messages.warning(request, "Tick two or more runs to compare them.")
+        return redirect("research:fit_list")
+    return render(request, "research/fit_compare.html", {"runs": runs})
+
+
+@staff_member_required
+def fit_new(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = FitForm(request.POST)
+        if form.is_valid():
+            run = fits.fit_run_start(spec=form.spec, user=request.user, label=form.cleaned_data["label"],
+                                     activate=form.cleaned_data["activate"])
+            return redirect("research:fit_detail", pk=run.pk)
+    else:
+        initial = {}
+        if request.GET.get("from", "").isdigit():
+            initial = FitForm.initial_from(_run(int(request.GET["from"])).settings)
+        form = FitForm(initial=initial)
+    return render(request, "research/fit_new.html", {"form": form, "embedders": EMBEDDER_CHOICES})
+
+
+@staff_member_required
+def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _run(pk)
+    context = {"run": run, "dim_names": run.dim_names()}
+    if run.status == FitRun.Status.SUCCEEDED:
+        context.update({
+            "agents": selectors.fit_agents(run),
+            "kind_summary": selectors.agent_kind_summary(run),
+            "labels_form": LabelsForm(dims=run.dims, labels=run.dim_labels),
+        })
+    return render(request, "research/fit_detail.html", context)
+
+
+@staff_member_required
+def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    run = FitRun.objects.filter(pk=pk).values("status", "progress", "error", "is_active").first()
+    if run is None:
+        raise Http404("no such fit")
+    return JsonResponse({**run, "error": (run["error"] or "").split("\n")[0]})
+
+
+@staff_member_required
+@require_POST
+def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = fits.fit_run_cancel(run=_run(pk))
+    messages.info(request, "Cancelled." if run.finished else "Cancelling: the fit stops at its next epoch.")
+    return redirect("research:fit_detail", pk=pk)
+
+
+@staff_member_required
+@require_POST
+def fit_activate(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        fits.fit_run_activate(run=_run(pk))
+        messages.success(request, f"Fit {pk} is now the active fit.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return redirect("research:fit_detail", pk=pk)
+
+
+@staff_member_required
+@require_POST
+def fit_labels(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _run(pk)
+    form = LabelsForm(request.POST, dims=run.dims, labels=run.dim_labels)
+    if form.is_valid():
+        fits.fit_labels_update(run=run, labels=form.labels())
+        messages.success(request, "Dimension names saved.")
+    return redirect("research:fit_detail", pk=pk)
+
+
+@staff_member_required
+@cache_control(private=True, max_age=60)
+def fit_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    run = _run(pk)
+    if name not in plots.PLOTS:
+        raise Http404("no such plot")
+    return HttpResponse(plots.PLOTS[name](run), content_type="image/svg+xml")
+
+
+@staff_member_required
+def fit_items(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _run(pk)
+    if run.status != FitRun.Status.SUCCEEDED:
+        raise Http404("this fit has no items")
+    cluster = request.GET.get("cluster")
+    rows = selectors.fit_items(run, cluster=int(cluster) if cluster and cluster.isdigit() else None,
+                               order=request.GET.get("order", "-effective_total"), search=request.GET.get("q", "").strip())
+    page = Paginator(rows, 100).get_page(request.GET.get("page"))
+    return render(request, "research/fit_items.html", {
+        "run": run, "page": page, "dim_names": run.dim_names(), "cluster": cluster or "", "order": request.GET.get("order", ""),
+        "q": request.GET.get("q", ""), "unseen": selectors.items_without_fit(run),
+    })
+
+
+@staff_member_required
+def fit_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
+    run = _run(pk)
+    if run.status != FitRun.Status.SUCCEEDED:
+        raise Http404("this fit has no model")
+    item = get_object_or_404(Item.objects.select_related("item_set"), pk=item_pk)
+    whole = selectors.tossup_of_prefix(item)
+    if whole is not None:  # show the whole tossup, every prefix side by side
+        return redirect("research:fit_item", pk=pk, item_pk=whole.pk)
+    return render(request, "research/fit_item.html", {"run": run, "view": selectors.item_predictions(run, item)})
+
+
+@staff_member_required
+def reports(request: HttpRequest) -> HttpResponse:
+    return render(request, "research/reports.html", {"open": selectors.reports_open(), "recent": selectors.reports_recent()})
+
+
+@staff_member_required
+@require_POST
+def report_resolve(request: HttpRequest, pk: int) -> HttpResponse:
+    report = get_object_or_404(RulingReport, pk=pk)
+    decision = request.POST.get("decision", "")
+    if decision not in ("uphold", "accept", "reject"):
+        messages.error(request, "Choose uphold, accept or reject.")
+        return redirect("research:reports")
+    try:
+        services.report_resolve(report=report, by=request.user, overrule=decision != "uphold",
+                                verdict=decision if decision != "uphold" else "accept", note=request.POST.get("note", ""))
+        messages.success(request, f"Report {pk}: {'ruling upheld' if decision == 'uphold' else 'overruled, now ' + decision}.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return redirect("research:reports")
+
+
+# --- exports -------------------------------------------------------------------------------------------
+
+
+def _export_spec(request: HttpRequest) -> DataSpec:
+    g = request.GET
+    return DataSpec(
+        item_sets=[s for s in g.getlist("item_set") if s], item_kinds=[k for k in g.getlist("item_kind") if k],
+        agent_kinds=[k for k in g.getlist("agent_kind") if k] or [k.value for k in Agent.Kind],
+        since=g.get("since", ""), until=g.get("until", ""), grouping=g.get("grouping", "individual"),
+        group_sizes=[int(s) for s in g.get("group_sizes", "1,5,10,15").split(",") if s.strip().isdigit()] or [1],
+    )
+
+
+@staff_member_required
+def export_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "research/exports.html", {
+        "item_sets": selectors.item_sets_with_counts(), "item_kinds": Item.Kind.choices, "agent_kinds": Agent.Kind.choices,
+        "runs": selectors.fit_runs().filter(status=FitRun.Status.SUCCEEDED)[:20],
+    })
+
+
+@staff_member_required
+def export_responses(request: HttpRequest, fmt: str) -> HttpResponse:
+    if fmt not in exports.FORMATS:
+        raise Http404("unknown format")
+    try:
+        spec = _export_spec(request)
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    content_type, ext = exports.FORMATS[fmt]
+    response = StreamingHttpResponse(exports.stream_responses(fmt, spec), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="responses.{ext}"'
+    return response
+
+
+@staff_member_required
+def export_caimira(request: HttpRequest) -> HttpResponse:
+    """The caimira folder as a zip (built in a temporary file: it is the prepared data, not the raw table)."""
+    try:
+        spec = _export_spec(request)
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    archive = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it, which deletes it
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "caimira"
+        exports.caimira_export(spec=spec, directory=folder)
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(folder.iterdir()):
+                zf.write(path, f"caimira/{path.name}")
+    archive.seek(0)
+    return FileResponse(archive, as_attachment=True, filename="caimira.zip")
+
+
+@staff_member_required
+def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> HttpResponse:
+    run = _run(pk)
+    if run.status != FitRun.Status.SUCCEEDED or what not in ("agents", "items") or fmt not in ("csv", "jsonl"):
+        raise Http404("nothing to export")
+    response = StreamingHttpResponse(exports.stream_fit(run, what, fmt), content_type=exports.FORMATS[fmt][0])
+    response["Content-Disposition"] = f'attachment; filename="fit-{run.pk}-{what}.{fmt}"'
+    return response
