@@ -6,21 +6,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from irt_testutil import FakeEncoder, write_jsonl
 
 from irt.data import save_embeddings
 from irt.synthetic import SyntheticSet, make_synthetic
+from tests.irt.irt_testutil import FakeEncoder, write_jsonl
 
 # The problems here are tiny; one intra-op thread is as fast and does not suffer when the shared
 # CPUs are oversubscribed (several worker threads spinning on two busy cores are much slower).
 torch.set_num_threads(1)
 
-
-def pytest_addoption(parser, pluginmanager):
-    # pyproject's addopts carry pytest-django's --reuse-db; accept it when the suite runs with
-    # `-p no:django` (these tests need no database), and leave it to pytest-django otherwise.
-    if not pluginmanager.has_plugin("django"):
-        parser.addoption("--reuse-db", action="store_true", help="(ignored without pytest-django)")
 
 
 @pytest.fixture(scope="session")

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from irt_testutil import write_jsonl
 
 import irt
 from irt import FitConfig, FitData, fit, load_fit, save_fit
 from irt.cli import main
 from irt.synthetic import make_synthetic
+from tests.irt.irt_testutil import write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from irt_testutil import write_jsonl
 
 from irt import FitData, IRTDataError, load_embeddings, save_embeddings
 from irt.cli import main
+from tests.irt.irt_testutil import write_jsonl
 
 
 @pytest.fixture()

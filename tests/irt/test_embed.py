@@ -71,10 +71,9 @@ def test_real_embedder_cli_embed_then_fit_from_cache_then_cold_predict(tmp_path,
     """embed 3 queries with the bundled model; fit embeds nothing again (cache); predict a new text."""
     import json
 
-    from irt_testutil import write_jsonl
-
     import irt.embed
     from irt.cli import main
+    from tests.irt.irt_testutil import write_jsonl
 
     q = write_jsonl(tmp_path / "q.jsonl", [
         {"id": "q1", "text": "This river flows through Cairo.", "answer": "Nile"},
