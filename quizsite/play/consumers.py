@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import deque
 from typing import Any
@@ -18,11 +19,22 @@ from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_
 from . import driver, services
 from .services import PlayError
 
+log = logging.getLogger(__name__)
 MAX_FRAME = 4096
 MAX_ANSWER, MAX_CHAT = 200, 500
 BUCKET_SIZE, REFILL_PER_S = 20.0, 8.0
 FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed messages within the window close the socket
 STATE_EVENTS = {"tossup", "buzz", "ruling", "settings", "tossup_end"}
+
+
+def _text(message: dict[str, Any], key: str, limit: int) -> str:
+    """A client's free text: a string, at most `limit` characters, no NUL (databases refuse it)."""
+    text = message.get(key, "")
+    if not isinstance(text, str) or "\x00" in text:
+        raise PlayError("bad_message", f"{key} must be a string without NUL characters")
+    if len(text) > limit:
+        raise PlayError("too_long", f"{key} is limited to {limit} characters")
+    return text
 
 
 class PlayConsumer(AsyncWebsocketConsumer):
@@ -82,13 +94,16 @@ class PlayConsumer(AsyncWebsocketConsumer):
             await handler(message)
         except PlayError as exc:
             await self.send_json(exc.as_event())
+        except Exception:  # a bug must cost one message, never the socket and its clean-up
+            log.exception("play message failed in room %s: %.200s", self.slug, text_data)
+            await self._error("server_error", "the server could not handle that message")
 
     async def on_join(self, message: dict[str, Any]) -> None:
         if self.player_id is not None:
             raise PlayError("already_joined", "already joined")
         name = message.get("name")
-        if not isinstance(name, str):
-            raise PlayError("bad_name", "name must be a string")
+        if not isinstance(name, str) or not 1 <= len(name.strip()) <= 40 or "\x00" in name:
+            raise PlayError("bad_name", "name must be 1 to 40 characters")
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
         initial = await database_sync_to_async(services.settings_clean)(query) if query else {}
         agent = await self._agent(name)
@@ -101,31 +116,20 @@ class PlayConsumer(AsyncWebsocketConsumer):
         await self._deliver(outcome)
 
     async def on_next(self, message: dict[str, Any]) -> None:
-        await self._call(services.room_next, now=timezone.now())
+        await self._call(services.room_next, qid=str(message.get("qid") or ""), now=timezone.now())
 
     async def on_buzz(self, message: dict[str, Any]) -> None:
         await self._call(services.room_buzz, qid=str(message.get("qid", "")), now=timezone.now())
 
     async def on_answer(self, message: dict[str, Any]) -> None:
-        text = message.get("text", "")
-        if not isinstance(text, str):
-            raise PlayError("bad_message", "text must be a string")
-        if len(text) > MAX_ANSWER:
-            raise PlayError("too_long", f"answers are limited to {MAX_ANSWER} characters")
+        text = _text(message, "text", MAX_ANSWER)
         await self._call(services.room_answer, qid=str(message.get("qid", "")), text=text, now=timezone.now())
 
     async def on_chat(self, message: dict[str, Any]) -> None:
-        text = message.get("text", "")
-        if not isinstance(text, str):
-            raise PlayError("bad_message", "text must be a string")
-        if len(text) > MAX_CHAT:
-            raise PlayError("too_long", f"chat lines are limited to {MAX_CHAT} characters")
-        await self._call(services.room_chat, text=text)
+        await self._call(services.room_chat, text=_text(message, "text", MAX_CHAT))
 
     async def on_report(self, message: dict[str, Any]) -> None:
-        comment = message.get("comment", "")
-        if not isinstance(comment, str) or len(comment) > MAX_CHAT:
-            raise PlayError("too_long", f"comments are limited to {MAX_CHAT} characters")
+        comment = _text(message, "comment", MAX_CHAT)
         await self._call(services.room_report, qid=str(message.get("qid", "")), comment=comment)
 
     async def on_settings(self, message: dict[str, Any]) -> None:

@@ -82,6 +82,7 @@ def hello_state(room: Room, now: datetime) -> dict[str, Any]:
                 "n_words": len(room.item.data["words"]),
                 "words": room.item.data["words"][: room.sent_upto],
                 "buzz": None,
+                "locked_out": list(room.locked_out),
             }
         )
         if room.phase == Room.Phase.BUZZED and room.buzz_player_id and room.buzz_deadline:
@@ -89,5 +90,6 @@ def hello_state(room: Room, now: datetime) -> dict[str, Any]:
                 "player_id": room.buzz_player_id,
                 "word_index": room.buzz_word_index,
                 "deadline_ms": max(0, ms_between(room.buzz_deadline, now)),
+                "prompted": room.buzz_prompts > 0,
             }
     return state

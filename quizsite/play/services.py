@@ -39,7 +39,9 @@ from .messages import (
 from .models import ChatMessage, Player, Room
 
 MAX_PROMPTS = 2
-LATE_ANSWER_GRACE = timedelta(milliseconds=750)  # network latency an answer may still ride on
+# An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
+# once this grace has passed too, and an answer that arrives within it is judged.
+LATE_ANSWER_GRACE = timedelta(milliseconds=750)
 LEASE = timedelta(seconds=5)
 SETTING_RANGES: dict[str, tuple[int, int]] = {
     "ms_per_word": (20, 2000),
@@ -83,9 +85,11 @@ def settings_clean(raw: dict[str, Any]) -> dict[str, Any]:
     for key, value in raw.items():
         if key in SETTING_RANGES:
             low, high = SETTING_RANGES[key]
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise PlayError("bad_settings", f"{key} must be an integer")
             try:
                 number = int(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise PlayError("bad_settings", f"{key} must be an integer") from None
             if not low <= number <= high:
                 raise PlayError("bad_settings", f"{key} must be between {low} and {high}")
@@ -150,7 +154,7 @@ def _advance(room: Room, now: datetime) -> list[Event]:
 
 def _wake_in(room: Room, now: datetime) -> float:
     if room.phase == Room.Phase.BUZZED and room.buzz_deadline:
-        return (room.buzz_deadline - now).total_seconds()
+        return (room.buzz_deadline + LATE_ANSWER_GRACE - now).total_seconds()
     if room.phase == Room.Phase.READING:
         cum = _cum(room)
         elapsed = ms_between(now, room.reveal_anchor)
@@ -291,7 +295,9 @@ def room_leave(*, slug: str, player_id: int) -> Outcome:
         return Outcome(events=[scores_event(room)])
 
 
-def room_next(*, slug: str, player_id: int, now: datetime) -> Outcome:
+def room_next(*, slug: str, player_id: int, now: datetime, qid: str = "") -> Outcome:
+    """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
+    `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup."""
     with transaction.atomic():
         room = _locked(slug)
         _player(room, player_id)
@@ -299,6 +305,8 @@ def room_next(*, slug: str, player_id: int, now: datetime) -> Outcome:
         if room.phase == Room.Phase.BUZZED:
             raise PlayError("busy", "wait for the ruling before moving on")
         if room.phase == Room.Phase.READING:
+            if qid != room.qid:
+                raise PlayError("busy", "a tossup is running; send its qid with next to skip it")
             events += _end(room, "skipped")
         room.item = _pick_item(room)
         room.qid = secrets.token_hex(6)
@@ -371,7 +379,12 @@ def room_tick(*, slug: str, driver_id: str, now: datetime) -> TickResult:
         if lease_changed:
             room.driver, room.driver_until = driver_id, now + LEASE
         events: list[Event] = []
-        if room.phase == Room.Phase.BUZZED and room.buzz_player_id and room.buzz_deadline and now >= room.buzz_deadline:
+        if (
+            room.phase == Room.Phase.BUZZED
+            and room.buzz_player_id
+            and room.buzz_deadline
+            and now >= room.buzz_deadline + LATE_ANSWER_GRACE
+        ):
             holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
             events += _rule(room, holder, "", now, timeout=True)
         events += _advance(room, now)

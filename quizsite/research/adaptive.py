@@ -15,6 +15,7 @@ Only light imports at module level: the play app imports this module; `irt` (tor
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -129,6 +130,10 @@ def recent_exposure() -> Counter[int]:
     return Counter(AdaptiveServe.objects.order_by("-id").values_list("item_id", flat=True)[:window])
 
 
+# A room scores at most this many unread tossups (a random sample of them) when it picks adaptively.
+MAX_ROOM_CANDIDATES = 200
+
+
 def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None:  # type: ignore[no-untyped-def]
     """Called by the play app when a room has `adaptive` on: the next tossup, or None without an active fit.
 
@@ -142,6 +147,8 @@ def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None
         return None
     players = Player.objects.filter(room=room).select_related("agent")
     present = [p.agent for p in players if p.connections > 0] or [p.agent for p in players]
+    if len(candidate_ids) > MAX_ROOM_CANDIDATES:  # bound the work done while the room row is locked
+        candidate_ids = random.sample(list(candidate_ids), MAX_ROOM_CANDIDATES)
     candidates = list(Item.objects.select_related("item_set").filter(pk__in=candidate_ids).order_by("id"))
     item, information = _choose(candidates, present, fit, recent_exposure(), None)
     AdaptiveServe.objects.create(fit=fit, item=item, room=room.slug, information=information, n_agents=len(present))

@@ -216,7 +216,8 @@ def fit_run_execute(*, fit_id: int) -> FitRun:
 
 
 def _finish_unsuccessful(fit_id: int, status: str, error: str, timing: dict[str, float]) -> FitRun:
-    FitRun.objects.filter(pk=fit_id).update(
+    # A run whose parameters were already committed (activation failed afterwards) stays succeeded.
+    FitRun.objects.filter(pk=fit_id).exclude(status=FitRun.Status.SUCCEEDED).update(
         status=status, error=error[:20000], finished_at=timezone.now(), timing=timing,
         progress={"phase": status, "updated": time.time()},
     )

@@ -78,10 +78,10 @@
       (st.chat || []).forEach((c) => addChat(c.name, c.text));
       if (st.qid) {
         qid = st.qid; words = st.words.slice(); el.category.textContent = st.category || "";
-        holder = st.buzz ? st.buzz.player_id : null; lockedOut = false;
+        holder = st.buzz ? st.buzz.player_id : null; lockedOut = (st.locked_out || []).includes(me);
         el.answerline.hidden = true; renderText();
         setStatus(holder !== null ? nameOf(holder) + " is answering" : "Reading…");
-        if (holder === me) { showAnswerBox("Your answer"); startDeadline(st.buzz.deadline_ms); }
+        if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms); }
       } else {
         qid = null; setStatus("Press Next (n) to start a tossup.");
       }
@@ -105,6 +105,7 @@
       refreshButtons();
     },
     ruling(m) {
+      if (m.qid !== qid) return;
       const who = m.player_id === me ? "You" : nameOf(m.player_id);
       const said = m.text ? "“" + m.text + "”" : "(no answer)";
       if (m.verdict === "prompt") {
@@ -170,7 +171,9 @@
   function buzz() { if (canBuzz()) send({type: "buzz", qid}); }
 
   el.buzz.addEventListener("click", buzz);
-  el.next.addEventListener("click", () => send({type: "next"}));
+  // With a tossup running, Next names it: that skips it, and two players pressing Next at once skip only one.
+  const next = () => send(qid ? {type: "next", qid} : {type: "next"});
+  el.next.addEventListener("click", next);
   el.form.addEventListener("submit", (e) => { e.preventDefault(); send({type: "answer", qid, text: el.input.value}); });
   el.chatForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -183,7 +186,7 @@
     const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement.tagName);
     if (typing) return;
     if (e.code === "Space") { e.preventDefault(); buzz(); }
-    else if (e.key === "n") { send({type: "next"}); }
+    else if (e.key === "n") { next(); }
   });
 
   if (name) connect();

@@ -129,7 +129,12 @@ async def test_bad_input_gets_error_and_socket_stays_usable(tossup_set):
         ({"type": "answer", "qid": "q", "text": "zanzibar"}, "not_your_buzz"),
         ("z" * 5000, "too_long"),
         ({"type": "join", "name": "again"}, "already_joined"),
+        ('{"type": "settings", "ms_per_word": 1e400}', "bad_settings"),
+        ({"type": "chat", "text": "nul\u0000byte"}, "bad_message"),
+        ({"type": "next", "qid": None}, None),
     ]:
+        if code is None:
+            continue
         await c.send(bad)
         assert (await c.until("error"))["code"] == code
     await c.send({"type": "chat", "text": "still here"})
@@ -207,3 +212,27 @@ async def test_reconnecting_guest_is_the_same_player_and_late_joiner_sees_only_r
     assert state["words"] == words[: len(state["words"])]
     assert "zanzibar" not in json.dumps(state).lower()
     await again.close()
+
+
+async def test_bad_names_are_refused_before_any_identity_is_made(tossup_set):
+    from quizsite.agents.models import Agent
+
+    c = Client()
+    await c.connect()
+    for name in ["", "   ", "x" * 41, 7]:
+        await c.send({"type": "join", "name": name})
+        assert (await c.until("error"))["code"] == "bad_name"
+    assert await database_sync_to_async(Agent.objects.count)() == 0
+    await c.send({"type": "join", "name": "ok"})
+    await c.until("hello")
+
+
+async def test_two_players_pressing_next_at_once_start_one_tossup(tossup_set):
+    a, b = Client(), Client()
+    await a.join("ann")
+    await b.join("bob")
+    await asyncio.gather(a.send({"type": "next"}), b.send({"type": "next"}))
+    await a.until("tossup")
+    await drain(a, 0.3)
+    assert [f["type"] for f in a.frames].count("tossup") == 1
+    assert "tossup_end" not in [f["type"] for f in a.frames]

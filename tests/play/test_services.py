@@ -106,8 +106,9 @@ def test_prompt_then_accept(room):
 
 def test_answer_deadline_rules_reject_with_empty_text(room):
     buzz_at(room, "a", 450)
-    assert services.room_tick(slug="r", driver_id="p1", now=at(5400)).events == []
-    events = services.room_tick(slug="r", driver_id="p1", now=at(5450)).events
+    # deadline at 5,450 ms; the clock waits out the 750 ms grace for answers already in flight
+    assert services.room_tick(slug="r", driver_id="p1", now=at(6150)).events == []
+    events = services.room_tick(slug="r", driver_id="p1", now=at(6200)).events
     assert events[0] == {"type": "ruling", "qid": room["qid"], "player_id": room["a"], "text": "", "verdict": "reject", "points": -5}
     row = Response.objects.get()
     assert row.given == "" and row.meta["timeout"] is True
@@ -153,3 +154,26 @@ def test_report_flags_latest_ruling_without_touching_it(room):
     report = RulingReport.objects.get()
     assert reply["response_id"] == report.response_id == before[0]["id"]
     assert list(Response.objects.values()) == before  # the original row is never rewritten
+
+
+def test_answer_arriving_within_the_grace_is_judged(room):
+    buzz_at(room, "a", 450)
+    events = answer_at(room, "a", "zanzibar", 5450 + 500).events
+    assert events[0]["verdict"] == "accept"
+
+
+def test_next_while_reading_needs_the_running_qid(room):
+    with pytest.raises(PlayError) as exc:
+        services.room_next(slug="r", player_id=room["b"], now=at(100))
+    assert exc.value.code == "busy"
+    events = services.room_next(slug="r", player_id=room["b"], now=at(200), qid=room["qid"]).events
+    kinds = [e["type"] for e in events]
+    assert kinds[kinds.index("tossup_end") + 1] == "tossup"
+    assert events[kinds.index("tossup_end")]["reason"] == "skipped"
+
+
+@pytest.mark.parametrize("value", [float("inf"), True, "12x", None, [3]])
+def test_settings_refuse_values_that_are_not_integers(room, value):
+    with pytest.raises(PlayError) as exc:
+        services.settings_clean({"ms_per_word": value})
+    assert exc.value.code == "bad_settings"
