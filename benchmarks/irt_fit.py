@@ -71,6 +71,11 @@ def run_seed(seed: int, args: argparse.Namespace) -> dict:
             flush=True,
         )
         rows[name] = {k: m[k] for k in ("seconds", "epochs", "best_epoch", "stopped", "val", "config")}
+    baseline = rows.get("mini-batch 512 (paper settings)")
+    if baseline:  # time as a ratio against the plain mini-batch loop measured in this same run
+        for name, row in rows.items():
+            if name not in ("oracle", "mini-batch 512 (paper settings)"):
+                print(f"{name:34s} time / mini-batch 512: {row['seconds'] / baseline['seconds']:.2f}x")
     return rows
 
 
