@@ -40,6 +40,7 @@ def demo_campaigns_ensure() -> list[CampaignReport]:
         if Campaign.objects.filter(slug=slug).exists():
             reports.append(CampaignReport(slug, False))
             continue
+        item_set: ItemSet | None
         if task == Task.ARCHAEOLOGY_AUTHOR:
             if not Item.objects.filter(item_set__slug="demo-archaeology").exists():
                 continue

@@ -71,17 +71,27 @@ def _chosen(response: Response) -> list[str]:
         return []
 
 
+def _answer(a: Assignment) -> Response:
+    """The response of a done assignment: campaign_stats passes the helpers below only those that have one."""
+    assert a.response is not None
+    return a.response
+
+
+def _responses(rows: list[Assignment]) -> list[Response]:
+    return [_answer(a) for a in rows]
+
+
 def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
     """Units and categories: the chosen option (choose tasks), the typed word (open game), or each
     (question, candidate) ticked or not (romqa). Written questions have no categories to agree on."""
     units: dict[Any, list[Any]] = defaultdict(list)
     for a in done:
         if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
-            units[a.item_id].append(a.response.given)
+            units[a.item_id].append(_answer(a).given)
         elif task == Task.GHIGLIOTTINA_OPEN:
-            units[a.item_id].append(_norm(a.response.given) or "(blank)")
+            units[a.item_id].append(_norm(_answer(a).given) or "(blank)")
         elif task == Task.ROMQA_SELECT:
-            chosen = set(_chosen(a.response))
+            chosen = set(_chosen(_answer(a)))
             for cand in a.item.data["candidates"]:
                 units[(a.item_id, cand["text"])].append(cand["text"] in chosen)
         else:
@@ -102,9 +112,9 @@ def _romqa(done: list[Assignment]) -> dict[str, Any]:
     """F1 and accuracy, and their robust forms: per annotator and cluster the worst question, averaged."""
     per_cluster: dict[tuple[int, str], list[Response]] = defaultdict(list)
     for a in done:
-        per_cluster[(a.participant_id, str(a.item.data.get("cluster_id")))].append(a.response)
-    f1 = [a.response.score for a in done if a.response.score is not None]
-    acc = [bool(a.response.correct) for a in done]
+        per_cluster[(a.participant_id, str(a.item.data.get("cluster_id")))].append(_answer(a))
+    f1 = [r.score for r in _responses(done) if r.score is not None]
+    acc = [bool(_answer(a).correct) for a in done]
     robust_f1 = [min(r.score or 0.0 for r in rs) for rs in per_cluster.values()]
     robust_acc = [all(r.correct for r in rs) for rs in per_cluster.values()]
     return {
@@ -117,9 +127,9 @@ def _romqa(done: list[Assignment]) -> dict[str, Any]:
 
 
 def _written(campaign: Campaign, done: list[Assignment]) -> dict[str, Any]:
-    scored = [a.response for a in done if a.response.score is not None]
+    scored = [_answer(a) for a in done if _answer(a).score is not None]
     sims = [r.score for r in scored if r.score is not None]
-    exact = [_norm(a.response.given) == _norm(a.item.data["true_question"]) for a in done]
+    exact = [_norm(_answer(a).given) == _norm(a.item.data["true_question"]) for a in done]
     return {
         "n_scored": len(scored),
         "n_pending": len(done) - len(scored),
@@ -137,8 +147,8 @@ def _human_vs_ai(done: list[Assignment]) -> list[dict[str, Any]]:
     accuracy on exactly the same items."""
     human: dict[int, list[bool]] = defaultdict(list)
     for a in done:
-        if a.response.correct is not None:
-            human[a.item_id].append(bool(a.response.correct))
+        if _answer(a).correct is not None:
+            human[a.item_id].append(bool(_answer(a).correct))
     ai_rows = (
         Response.objects.filter(item_id__in=list(human), agent__kind=Agent.Kind.AI, correct__isnull=False)
         .values_list("agent_id", "agent__name", "item_id", "correct", "score")
@@ -192,7 +202,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
         gold_by_participant[a.participant_id].append(a)
 
     def accuracy(rows: list[Assignment]) -> float | None:
-        return _share([bool(a.response.correct) for a in rows if a.response.correct is not None])
+        return _share([bool(r.correct) for r in _responses(rows) if r.correct is not None])
 
     annotators = [
         {
@@ -200,8 +210,8 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "answered": len(by_participant[p.id]),
             "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
             "accuracy": accuracy(by_participant[p.id]),
-            "mean_score": _mean([a.response.score for a in by_participant[p.id] if a.response.score is not None]),
-            "median_ms": _median([a.response.duration_ms for a in by_participant[p.id] if a.response.duration_ms is not None]),
+            "mean_score": _mean([r.score for r in _responses(by_participant[p.id]) if r.score is not None]),
+            "median_ms": _median([r.duration_ms for r in _responses(by_participant[p.id]) if r.duration_ms is not None]),
             "gold_answered": len(gold_by_participant[p.id]),
             "gold_accuracy": accuracy(gold_by_participant[p.id]),
             "finished": p.finished_at is not None,
@@ -213,7 +223,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "item": item.external_id,
             "answers": len(per_item[item.id]),
             "accuracy": accuracy(per_item[item.id]),
-            "mean_score": _mean([a.response.score for a in per_item[item.id] if a.response.score is not None]),
+            "mean_score": _mean([r.score for r in _responses(per_item[item.id]) if r.score is not None]),
             "skips": len(skips[item.id]),
             "flags": [n for n in skips[item.id] if n and n != "skipped"],
         }
@@ -237,7 +247,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "finished": sum(1 for p in participants if p.finished_at),
         },
         "accuracy": accuracy(done),
-        "median_ms": _median([a.response.duration_ms for a in done if a.response.duration_ms is not None]),
+        "median_ms": _median([r.duration_ms for r in _responses(done) if r.duration_ms is not None]),
         "annotators": annotators,
         "items": items,
         "agreement": _agreement(task, done),
@@ -248,7 +258,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
     if task == Task.ROMQA_SELECT:
         stats["romqa"] = _romqa(done)
     if task == Task.GHIGLIOTTINA_OPEN:
-        stats["median_ms_to_solve"] = _median([a.response.duration_ms for a in done if a.response.correct])
+        stats["median_ms_to_solve"] = _median([r.duration_ms for r in _responses(done) if r.correct and r.duration_ms is not None])
     if task == Task.ARCHAEOLOGY_AUTHOR:
         authored = campaign.authored.aggregate(
             total=Count("id"),

@@ -134,7 +134,7 @@ def recent_exposure() -> Counter[int]:
 MAX_ROOM_CANDIDATES = 200
 
 
-def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None:  # type: ignore[no-untyped-def]
+def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None:
     """Called by the play app when a room has `adaptive` on: the next tossup, or None without an active fit.
 
     The players present are those connected now (everyone who joined, if nobody is). The serve is
@@ -155,7 +155,7 @@ def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None
     return item
 
 
-def adaptive_meta(room) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def adaptive_meta(room) -> dict[str, Any]:
     """What a response in this room records about adaptive choice: nothing when the room has it off."""
     if not (room.settings or {}).get("adaptive"):
         return {}

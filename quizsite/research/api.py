@@ -27,7 +27,7 @@ from .prepare import DataSpec, responses_selected, with_latest_override
 RESEARCHER_GROUP = "researcher"
 
 
-def is_researcher(user) -> bool:  # type: ignore[no-untyped-def]
+def is_researcher(user) -> bool:
     return bool(user and user.is_authenticated and user.is_active and
                 (user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists()))
 
@@ -35,7 +35,7 @@ def is_researcher(user) -> bool:  # type: ignore[no-untyped-def]
 class IsResearcher(permissions.BasePermission):
     message = "Researchers only (staff or the 'researcher' group)."
 
-    def has_permission(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def has_permission(self, request, view) -> bool:
         return is_researcher(request.user)
 
 
@@ -235,7 +235,7 @@ class FitRunViewSet(ResearchViewSet):
 
     @extend_schema(responses=FitAgentSerializer(many=True), parameters=[_LIST("kind", "agent kind(s)")])
     @action(detail=True, methods=["get"], serializer_class=FitAgentSerializer)
-    def agents(self, request, pk=None):  # type: ignore[no-untyped-def]
+    def agents(self, request, pk=None):
         qs = FitAgent.objects.filter(fit=self.get_object()).order_by("id")
         if request.query_params.getlist("kind"):
             qs = qs.filter(kind__in=request.query_params.getlist("kind"))
@@ -244,7 +244,7 @@ class FitRunViewSet(ResearchViewSet):
 
     @extend_schema(responses=FitItemSerializer(many=True), parameters=[OpenApiParameter("cluster", int)])
     @action(detail=True, methods=["get"], serializer_class=FitItemSerializer)
-    def items(self, request, pk=None):  # type: ignore[no-untyped-def]
+    def items(self, request, pk=None):
         qs = FitItem.objects.filter(fit=self.get_object()).order_by("id")
         if request.query_params.get("cluster", "").isdigit():
             qs = qs.filter(cluster=int(request.query_params["cluster"]))

@@ -13,7 +13,7 @@ def csv_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def add_data_arguments(parser) -> None:  # type: ignore[no-untyped-def]
+def add_data_arguments(parser) -> None:
     parser.add_argument("--sets", default="", help="item set slugs, comma separated (default: all)")
     parser.add_argument("--item-kinds", default="", help="item kinds, comma separated (default: all)")
     parser.add_argument("--agent-kinds", default=",".join(k.value for k in Agent.Kind))

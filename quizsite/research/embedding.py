@@ -31,7 +31,7 @@ def cache_dir() -> Path:
     return Path(getattr(settings, "RESEARCH_EMBEDDING_CACHE", settings.VAR_DIR / "embeddings"))
 
 
-def hashing_encoder(dim: int):  # type: ignore[no-untyped-def]
+def hashing_encoder(dim: int):
     """Signed feature hashing of lower-cased words and word pairs, L2-normalised (no model, deterministic)."""
     if dim < 2:
         raise ValueError("hashing dimension must be at least 2")
@@ -51,7 +51,7 @@ def hashing_encoder(dim: int):  # type: ignore[no-untyped-def]
     return encode
 
 
-def encoder_for(name: str):  # type: ignore[no-untyped-def]
+def encoder_for(name: str):
     """The encoder to hand to `irt` for an embedder name; None lets `irt` load a sentence-transformers model."""
     if name.startswith(HASHING_PREFIX):
         try:

@@ -101,7 +101,7 @@ class _Sink(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data) -> int:  # type: ignore[no-untyped-def, override]
+    def write(self, data) -> int:
         b = bytes(data)
         self.chunks.append(b)
         self.position += len(b)
@@ -115,7 +115,7 @@ class _Sink(io.RawIOBase):
         return out
 
 
-def _parquet_schema():  # type: ignore[no-untyped-def]
+def _parquet_schema():
     import pyarrow as pa
 
     types = {

@@ -12,6 +12,7 @@ import logging
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -85,14 +86,14 @@ class FitSpec:
 # --- starting, cancelling, activating ------------------------------------------------------------------
 
 
-def fit_run_create(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:  # type: ignore[no-untyped-def]
+def fit_run_create(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:
     return FitRun.objects.create(
         settings=spec.as_dict(), created_by=user, label=label[:200], reason=reason, activate_on_success=activate,
         progress={"phase": "queued"},
     )
 
 
-def fit_run_start(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:  # type: ignore[no-untyped-def]
+def fit_run_start(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:
     """Create the run and enqueue its Celery task once the row is committed (the worker must see it)."""
     from .tasks import fit_run_task
 
@@ -150,7 +151,7 @@ def fit_active() -> FitRun | None:
 # --- executing -----------------------------------------------------------------------------------------
 
 
-def _progress_hook(run_id: int, max_epochs: int):  # type: ignore[no-untyped-def]
+def _progress_hook(run_id: int, max_epochs: int) -> Callable[[int, float, float | None], None]:
     last = 0.0
 
     def hook(epoch: int, train_loss: float, val_loss: float | None) -> None:

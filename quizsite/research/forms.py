@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 import irt
@@ -37,9 +39,11 @@ class FitForm(forms.Form):
     n_clusters = forms.IntegerField(min_value=1, max_value=30, initial=6, label="Item clusters")
     activate = forms.BooleanField(required=False, initial=True, label="Make it the active fit when it succeeds")
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["item_sets"].choices = [(s.slug, f"{s.slug} ({s.name})") for s in ItemSet.objects.order_by("slug")]
+        item_sets = self.fields["item_sets"]
+        assert isinstance(item_sets, forms.MultipleChoiceField)  # declared above; self.fields is a deep copy of it
+        item_sets.choices = [(s.slug, f"{s.slug} ({s.name})") for s in ItemSet.objects.order_by("slug")]
 
     def clean_group_sizes(self) -> list[int]:
         try:
@@ -50,8 +54,9 @@ class FitForm(forms.Form):
             raise forms.ValidationError("at least one positive size")
         return sizes
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns; its stub allows None for subclasses that return nothing
         if self.errors:
             return data
         try:
@@ -86,7 +91,7 @@ class FitForm(forms.Form):
 class LabelsForm(forms.Form):
     """One free-text name per dimension (fields dim_0 .. dim_{m-1})."""
 
-    def __init__(self, *args, dims: int, labels: list[str], **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, dims: int, labels: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for k in range(dims):
             self.fields[f"dim_{k}"] = forms.CharField(required=False, max_length=60, label=f"Dimension {k + 1}",

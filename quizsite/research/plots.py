@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import matplotlib
 
@@ -21,11 +22,15 @@ import numpy as np  # noqa: E402
 
 from .models import FitAgent, FitItem, FitRun  # noqa: E402
 
+if TYPE_CHECKING:
+    from matplotlib.collections import PolyCollection
+    from matplotlib.figure import Figure
+
 KIND_STYLE = {"human": ("Humans", "#c2410c"), "human_group": ("Human groups", "#a16207"), "ai": ("AI systems", "#1d4ed8")}
 RELEVANT = 0.6
 
 
-def _svg(fig) -> str:  # type: ignore[no-untyped-def]
+def _svg(fig: Figure) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -78,7 +83,8 @@ def relevance_svg(run: FitRun) -> str:
     names = run.dim_names()
     fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(names) + 1), 3.4))
     parts = ax.violinplot([r[:, k] for k in range(r.shape[1])], showmedians=True)
-    for body in parts["bodies"]:
+    # the stub types every entry as one Collection, but "bodies" is a list of them
+    for body in cast("list[PolyCollection]", parts["bodies"]):
         body.set(facecolor="#3257d6", alpha=0.35)
     share = (r > RELEVANT).mean(axis=0)
     for k in range(r.shape[1]):

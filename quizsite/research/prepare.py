@@ -24,7 +24,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils.dateparse import parse_date, parse_datetime
@@ -33,6 +33,9 @@ import irt
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, ResponseOverride
 from quizsite.items.tossups import TossupText
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 GROUPINGS = ("individual", "groups")
 
@@ -163,7 +166,14 @@ def responses_selected(spec: DataSpec) -> QuerySet[Response]:
     return qs
 
 
-def with_latest_override(qs: QuerySet[Response]) -> QuerySet[Response]:
+class LatestOverride(TypedDict):
+    override_verdict: str | None
+    override_correct: bool | None
+    override_by: str | None
+    override_at: datetime | None
+
+
+def with_latest_override(qs: QuerySet[Response]) -> QuerySet[WithAnnotations[Response, LatestOverride]]:
     """Annotate the latest override of each response (verdict, correct, by, at); None where there is none."""
     latest = ResponseOverride.objects.filter(response=OuterRef("pk")).order_by("-at", "-id")
     return qs.annotate(

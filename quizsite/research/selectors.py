@@ -18,7 +18,7 @@ from .embedding import cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
 from .prepare import item_keys, item_queries
 
-KIND_ORDER = {Agent.Kind.HUMAN: 0, Agent.Kind.HUMAN_GROUP: 1, Agent.Kind.AI: 2}
+KIND_ORDER: dict[str, int] = {Agent.Kind.HUMAN: 0, Agent.Kind.HUMAN_GROUP: 1, Agent.Kind.AI: 2}
 
 
 def fit_runs(limit: int | None = None) -> QuerySet[FitRun]:

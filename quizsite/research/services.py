@@ -10,10 +10,10 @@ from django.db import transaction
 
 from quizsite.items.models import Response, ResponseOverride, RulingReport
 
-VERDICT_CORRECT = {Response.Verdict.ACCEPT: True, Response.Verdict.REJECT: False, Response.Verdict.PROMPT: None}
+VERDICT_CORRECT: dict[str, bool | None] = {Response.Verdict.ACCEPT: True, Response.Verdict.REJECT: False, Response.Verdict.PROMPT: None}
 
 
-def response_override(*, response: Response, by, verdict: str, note: str = "") -> ResponseOverride:  # type: ignore[no-untyped-def]
+def response_override(*, response: Response, by, verdict: str, note: str = "") -> ResponseOverride:
     """Record a new verdict for a response (accept or reject; the original row stays as it was)."""
     if verdict not in (Response.Verdict.ACCEPT, Response.Verdict.REJECT):
         raise ValueError("an override is accept or reject")
@@ -22,7 +22,7 @@ def response_override(*, response: Response, by, verdict: str, note: str = "") -
     )
 
 
-def report_resolve(*, report: RulingReport, by, overrule: bool, verdict: str = Response.Verdict.ACCEPT, note: str = "") -> RulingReport:  # type: ignore[no-untyped-def]
+def report_resolve(*, report: RulingReport, by, overrule: bool, verdict: str = Response.Verdict.ACCEPT, note: str = "") -> RulingReport:
     """Answer a player's report: uphold the ruling, or overrule it with a new verdict.
 
     Every open report on the same response gets the same answer (several players may report one ruling).

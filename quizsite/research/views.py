@@ -205,7 +205,7 @@ def export_page(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def export_responses(request: HttpRequest, fmt: str) -> HttpResponse:
+def export_responses(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttpResponse:
     if fmt not in exports.FORMATS:
         raise Http404("unknown format")
     try:
@@ -219,7 +219,7 @@ def export_responses(request: HttpRequest, fmt: str) -> HttpResponse:
 
 
 @staff_member_required
-def export_caimira(request: HttpRequest) -> HttpResponse:
+def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
     """The caimira folder as a zip (built in a temporary file: it is the prepared data, not the raw table)."""
     try:
         spec = _export_spec(request)
@@ -237,7 +237,7 @@ def export_caimira(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> HttpResponse:
+def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingHttpResponse:
     run = _run(pk)
     if run.status != FitRun.Status.SUCCEEDED or what not in ("agents", "items") or fmt not in ("csv", "jsonl"):
         raise Http404("nothing to export")

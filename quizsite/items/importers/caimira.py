@@ -26,7 +26,7 @@ from quizsite.items.models import Item, Response
 from .base import ImportError_, ImportReport, check_unique_ids, item_set_get_or_create, read_records, require
 from .records import agents_get_or_create, existing_import_keys, occurrence_keys
 
-AGENT_TYPES = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
+AGENT_TYPES: dict[str, str] = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
 QUERY_KEYS = ("id", "text", "answer")
 
 

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django import template
 
 register = template.Library()
 
 
 @register.filter
-def at(sequence, index):  # type: ignore[no-untyped-def]
+def at(sequence: Any, index: Any) -> Any:
     """sequence[index], or '' when out of range (dimension lists of different lengths)."""
     if isinstance(sequence, dict):
         return sequence.get(index, "")
@@ -17,19 +20,19 @@ def at(sequence, index):  # type: ignore[no-untyped-def]
 
 
 @register.filter
-def num(value, digits=2):  # type: ignore[no-untyped-def]
+def num(value: Any, digits: int | str = 2) -> str:
     if value is None or value == "":
         return "–"
     return f"{float(value):.{int(digits)}f}"
 
 
 @register.filter
-def nums(values, digits=2):  # type: ignore[no-untyped-def]
+def nums(values: Iterable[Any] | None, digits: int | str = 2) -> str:
     return " ".join(f"{float(v):+.{int(digits)}f}" for v in values or [])
 
 
 @register.filter
-def pshade(p):  # type: ignore[no-untyped-def]
+def pshade(p: Any) -> str:
     """A background for a probability cell: red (0) to green (1)."""
     if p is None or p == "":
         return ""
@@ -38,7 +41,7 @@ def pshade(p):  # type: ignore[no-untyped-def]
 
 
 @register.filter
-def bar(value, scale=1.0):  # type: ignore[no-untyped-def]
+def bar(value: Any, scale: float | str = 1.0) -> int:
     """Width in percent for an inline bar of a value in [0, scale]."""
     try:
         return max(0, min(100, round(100 * abs(float(value)) / float(scale))))

@@ -50,7 +50,7 @@ class Command(BaseCommand):
 
 
 
-def _f(value) -> str:  # type: ignore[no-untyped-def]
+def _f(value: object) -> str:
     if value is None:
         return "-"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
