@@ -19,11 +19,11 @@ from pathlib import Path
 from django.db import transaction
 
 from quizsite.items.importers.base import ImportError_, read_records, require
+from quizsite.items.importers.records import agents_get_or_create
 from quizsite.items.models import Item, Response
 
 from .models import Agent
 from .scoring import agent_answer_score
-from .services import agent_get_or_create_external
 
 
 @dataclass
@@ -74,10 +74,7 @@ def predictions_import(*, path: Path, agent_name: str = "") -> PredictionReport:
 
     report = PredictionReport()
     with transaction.atomic():
-        agents: dict[str, Agent] = {}
-        for name, *_ in rows:
-            if name not in agents:
-                agents[name] = agent_get_or_create_external(kind=Agent.Kind.AI, external_id=name, name=name)
+        agents, _ = agents_get_or_create(kind=Agent.Kind.AI, names={name: name for name, *_ in rows})
         report.agents = len(agents)
         seen = set(
             Response.objects.filter(agent__in=agents.values(), source=Response.Source.AGENT_RUN)
