@@ -1,0 +1,117 @@
+"""Live play under load: the project's play room against a minimal `websockets` server, same clients, same run.
+
+    python benchmarks/ws_load.py                      # embedded default: 1 x 500 and 50 x 10
+    python benchmarks/ws_load.py --profile services   # PostgreSQL + Redis, 1 daphne
+    python benchmarks/ws_load.py --profile services --procs 2 4 --cases 1x500
+    python benchmarks/ws_load.py --sweep 100 200 400 800 --cases 1xN   # players at the latency bound
+
+Prints a table (ms; ratios = project / minimal) and saves a plot of latency percentiles against players
+to benchmarks/out/ws_load.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, run_case  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+BOUND_MS = 100.0
+
+
+def parse_case(text: str, n: int | None = None) -> tuple[int, int]:
+    rooms, per_room = text.lower().split("x")
+    if per_room == "n":
+        if n is None:
+            raise SystemExit("a case of N players needs --sweep")
+        return int(rooms), n
+    return int(rooms), int(per_room)
+
+
+def fmt(x: float) -> str:
+    return "-" if isinstance(x, float) and math.isnan(x) else (f"{x:.1f}" if isinstance(x, float) else str(x))
+
+
+def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
+    a, b = project.row(), minimal.row()
+    print(f"\n{label}: {project.players} players, {project.deliveries} word deliveries "
+          f"(minimal {minimal.deliveries}); project daphne RSS {', '.join(f'{m:.0f}' for m in project.rss_mb)} MB")
+    print(f"{'':14}{'project':>10}{'minimal':>10}{'ratio':>8}")
+    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99"):
+        ratio = a[key] / b[key] if b[key] and not math.isnan(b[key]) and b[key] > 0 else float("nan")
+        print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
+    for key in ("lost", "duplicated", "missing_end", "refused"):
+        print(f"{key:14}{a[key]:>10}{b[key]:>10}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--profile", choices=["embedded", "services"], default="embedded")
+    ap.add_argument("--procs", type=int, nargs="+", default=[1], help="daphne processes (services only for > 1)")
+    ap.add_argument("--cases", nargs="+", default=["1x500", "50x10"], help="ROOMSxPLAYERS, or ROOMSxN with --sweep")
+    ap.add_argument("--sweep", type=int, nargs="*", default=None, help="player counts for a ROOMSxN case")
+    ap.add_argument("--ms-per-word", type=int, default=50)
+    args = ap.parse_args()
+
+    OUT.mkdir(exist_ok=True)
+    points: list[tuple[str, int, CaseResult]] = []
+    minimal = MinimalServer()
+    try:
+        for procs in args.procs:
+            server = ProjectServer(profile=args.profile, procs=procs)
+            try:
+                for case in args.cases:
+                    for n in (args.sweep or [None]):
+                        rooms, per_room = parse_case(case, n)
+                        label = f"{args.profile} x{procs} proc, {rooms} x {per_room}"
+                        base = asyncio.run(run_case(minimal.ports, rooms, per_room, ms_per_word=args.ms_per_word,
+                                                    name="minimal"))
+                        got = asyncio.run(run_case(server.ports, rooms, per_room, ms_per_word=args.ms_per_word,
+                                                   name=label))
+                        got.rss_mb = server.rss_mb()
+                        show(label, got, base)
+                        points += [(f"{args.profile} {procs}p", rooms * per_room, got), ("minimal", rooms * per_room, base)]
+            finally:
+                server.close()
+    finally:
+        minimal.close()
+    if args.sweep:
+        print("\nplayers per process at the latency bound (p99 late and spread < 100 ms):")
+        for procs in args.procs:
+            ok = [n for lab, n, r in points if lab == f"{args.profile} {procs}p"
+                  and r.row()["late_p99"] < BOUND_MS and r.row()["spread_p99"] < BOUND_MS and not r.lost]
+            print(f"  {procs} process(es): {max(ok) // procs if ok else 0} players per process (max {max(ok) if ok else 0})")
+    plot(points, OUT / "ws_load.png")
+    print(f"\nplot: {OUT / 'ws_load.png'}")
+
+
+def plot(points: list[tuple[str, int, CaseResult]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, metric in zip(axes, ("late", "spread"), strict=True):
+        for label in sorted({p[0] for p in points}):
+            rows = sorted((n, r.row()) for lab, n, r in points if lab == label)
+            for pct, style in (("p50", "--"), ("p99", "-")):
+                ax.plot([n for n, _ in rows], [row[f"{metric}_{pct}"] for _, row in rows], style, marker="o",
+                        label=f"{label} {pct}")
+        ax.set_xlabel("players")
+        ax.set_ylabel(f"{metric} (ms)")
+        ax.set_yscale("log")
+        ax.axhline(BOUND_MS, color="grey", lw=0.5)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,438 @@
+"""Load harness for the play room: a minimal baseline server, the project's server, and a load client.
+
+The baseline is what a play room costs at the least: a plain `websockets` server that reads the same
+tossups on the same schedule to the same clients (no database, no channel layer), run in its own
+process like the project's. Both are measured by the same client in the same run, so the figures are
+ratios and survive a noisy machine.
+
+Measures (ms): spread = a word's arrival at a client minus its first arrival at any client of the room;
+late = arrival minus when the server's clock says the word was due (the `t` of a `words` message, in
+epoch ms); buzz = buzz sent to `buzz` seen by the buzzer; ruling = answer sent to `ruling` seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import quantiles
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+N_WORDS = 60
+BUZZ_AT = 20  # the room's buzzer buzzes once this many words have arrived, answers wrong, reading resumes
+WRONG = "definitely not the answer"
+
+
+def bench_tossups(n: int = 8, n_words: int = N_WORDS) -> list[dict[str, Any]]:
+    """Tossups of one sentence (uniform pace), every word unique so arrivals can be told apart."""
+    out = []
+    for q in range(n):
+        words = [f"q{q}w{i:03d}" for i in range(n_words)]
+        out.append({"id": f"bench-{q}", "question": " ".join(words) + ".", "answer": f"<b><u>Answer{q}</u></b>",
+                    "category": "Bench"})
+    return out
+
+
+def now_ms() -> float:
+    return time.time() * 1000
+
+
+# --- the minimal server ------------------------------------------------------------------------------
+
+
+async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
+    """Run the baseline server forever: join, next, buzz, answer; words on the clock, broadcast once."""
+    import websockets
+    from urllib.parse import parse_qsl, urlsplit
+
+    rooms: dict[str, dict[str, Any]] = {}
+
+    def room_of(slug: str, query: dict[str, str]) -> dict[str, Any]:
+        if slug not in rooms:
+            rooms[slug] = {"clients": set(), "ms": int(query.get("ms_per_word", 250)),
+                           "dead": int(query.get("dead_ms", 5000)), "answer_ms": int(query.get("answer_ms", 8000)),
+                           "qid": None, "buzz": None, "wake": asyncio.Event(), "n": 0, "next_id": 1}
+        return rooms[slug]
+
+    def broadcast(room: dict[str, Any], event: dict[str, Any]) -> None:
+        websockets.broadcast(room["clients"], json.dumps(event))
+
+    async def read(room: dict[str, Any], tossup: dict[str, Any], qid: str) -> None:
+        words = tossup["question"].split()
+        i, anchor = 0, time.time()
+        while i < len(words):
+            due = anchor + (i - room["base"]) * room["ms"] / 1000
+            await asyncio.sleep(max(0.0, due - time.time()))
+            if room["buzz"] is not None:  # paused: wait for the ruling, then re-anchor
+                while room["buzz"] is not None:
+                    room["wake"].clear()
+                    await room["wake"].wait()
+                anchor, room["base"] = time.time(), i
+                continue
+            broadcast(room, {"type": "words", "qid": qid, "start": i, "words": [words[i]], "t": int(due * 1000)})
+            i += 1
+        await asyncio.sleep(room["dead"] / 1000)
+        broadcast(room, {"type": "tossup_end", "qid": qid, "answer": tossup["answer"], "text": tossup["question"],
+                         "reason": "timeout"})
+        room["qid"] = None
+
+    async def handler(ws: Any) -> None:
+        path = urlsplit(ws.request.path)
+        slug = path.path.strip("/").split("/")[-1]
+        room = room_of(slug, dict(parse_qsl(path.query)))
+        me = None
+        try:
+            async for raw in ws:
+                msg = json.loads(raw)
+                kind = msg.get("type")
+                if kind == "join":
+                    me = room["next_id"]
+                    room["next_id"] += 1
+                    room["clients"].add(ws)
+                    await ws.send(json.dumps({"type": "hello", "player_id": me, "room": slug, "state": {"players": []}}))
+                elif kind == "next" and room["qid"] is None:
+                    tossup = tossups[room["n"] % len(tossups)]
+                    room["n"] += 1
+                    room["qid"], room["base"], room["buzz"] = f"m{room['n']}", 0, None
+                    broadcast(room, {"type": "tossup", "qid": room["qid"], "category": "", "n_words": len(tossup["question"].split())})
+                    room["tossup"] = tossup
+                    asyncio.create_task(read(room, tossup, room["qid"]))
+                elif kind == "buzz" and room["qid"] == msg.get("qid") and room["buzz"] is None:
+                    room["buzz"] = me
+                    broadcast(room, {"type": "buzz", "qid": room["qid"], "player_id": me, "word_index": 0,
+                                     "deadline_ms": room["answer_ms"]})
+                elif kind == "answer" and room["buzz"] == me:
+                    verdict = "accept" if msg.get("text") == room["tossup"]["answer"] else "reject"
+                    broadcast(room, {"type": "ruling", "qid": room["qid"], "player_id": me, "text": msg.get("text"),
+                                     "verdict": verdict, "points": 0})
+                    room["buzz"] = None
+                    room["wake"].set()
+        finally:
+            room["clients"].discard(ws)
+
+    async with websockets.serve(handler, "127.0.0.1", port, max_queue=None, ping_interval=None):
+        await asyncio.Future()
+
+
+# --- servers in child processes ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60, path: str | None = None) -> None:
+    import socket
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
+        try:
+            if path:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2):
+                    return
+            else:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"port {port} did not answer within {timeout}s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+class MinimalServer:
+    def __init__(self) -> None:
+        self.port = free_port()
+        code = ("import asyncio, contextlib, benchmarks.wsbench as b\nwith contextlib.suppress(KeyboardInterrupt): "
+                f"asyncio.run(b.minimal_serve({self.port}, b.bench_tossups()))")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, start_new_session=True)
+        _wait_port(self.port, self.proc)
+        self.ports = [self.port]
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+
+PG = "postgres://root@127.0.0.1:5432"
+
+
+class ProjectServer:
+    """The project on a fresh var folder: `embedded` (SQLite, in-memory layer) or `services` (PostgreSQL +
+    Redis), with `procs` daphne processes sharing the rooms."""
+
+    def __init__(self, profile: str = "embedded", procs: int = 1, extra_env: dict[str, str] | None = None):
+        if profile == "embedded" and procs != 1:
+            raise ValueError("the embedded default is one process (in-memory channel layer)")
+        self.tmp = tempfile.TemporaryDirectory(prefix="wsbench-")
+        var = Path(self.tmp.name)
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        env.update({"DJANGO_SETTINGS_MODULE": "quizsite.settings.local", "THINKALIKE_VAR_DIR": str(var), "DEBUG": "0",
+                    "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING", "PLAY_MAX_CONN_PER_IP": "100000"})
+        self.db_name = ""
+        if profile == "services":
+            import psycopg
+
+            self.db_name = f"wsbench_{os.getpid()}_{int(time.time() * 1000) % 10**8}"
+            with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {self.db_name}")
+            env.update({"DATABASE_URL": f"{PG}/{self.db_name}", "REDIS_URL": "redis://127.0.0.1:6379/0",
+                        "CHANNELS_PREFIX": self.db_name})
+        env.update(extra_env or {})
+        self.env = env
+        manage = [sys.executable, "manage.py"]
+        subprocess.run([*manage, "migrate", "--noinput"], cwd=REPO, env=env, check=True, capture_output=True)
+        items = var / "bench.jsonl"
+        items.write_text("\n".join(json.dumps(t) for t in bench_tossups()) + "\n")
+        subprocess.run([*manage, "import_items", "--format", "quizbowl", str(items), "--set", "bench"], cwd=REPO,
+                       env=env, check=True, capture_output=True)
+        self.ports = [free_port() for _ in range(procs)]
+        self.procs = [
+            subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(p), "quizsite.asgi:application"],
+                             cwd=REPO, env=env, stdout=(var / f"daphne{p}.log").open("w"), stderr=subprocess.STDOUT,
+                             start_new_session=True)
+            for p in self.ports
+        ]
+        for port, proc in zip(self.ports, self.procs, strict=True):
+            _wait_port(port, proc, path="/healthz")
+
+    def rss_mb(self) -> list[float]:
+        out = []
+        for proc in self.procs:
+            try:
+                for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        out.append(int(line.split()[1]) / 1024)
+            except OSError:
+                out.append(float("nan"))
+        return out
+
+    def close(self) -> None:
+        for proc in self.procs:
+            _stop(proc)
+        if self.db_name:
+            import psycopg
+
+            with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {self.db_name} WITH (FORCE)")
+        self.tmp.cleanup()
+
+
+# --- the load client ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Bot:
+    room: str
+    index: int
+    ms_per_word: int = 50
+    ws: Any = None
+    player_id: int | None = None
+    words: dict[str, dict[int, list[float]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    due: dict[tuple[str, int], float] = field(default_factory=dict)
+    n_words: dict[str, int] = field(default_factory=dict)
+    ended: set[str] = field(default_factory=set)
+    events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    got: asyncio.Event = field(default_factory=asyncio.Event)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class CaseResult:
+    name: str
+    players: int
+    join_s: float
+    spread: list[float]
+    late: list[float]
+    buzz: list[float]
+    ruling: list[float]
+    lost: int
+    duplicated: int
+    deliveries: int
+    missing_end: int
+    refused: int
+    rss_mb: list[float] = field(default_factory=list)
+
+    def pct(self, values: list[float], p: int) -> float:
+        if not values:
+            return float("nan")
+        if len(values) == 1:
+            return values[0]
+        return quantiles(values, n=100, method="inclusive")[p - 1]
+
+    def row(self) -> dict[str, float]:
+        return {
+            "spread_p50": self.pct(self.spread, 50), "spread_p99": self.pct(self.spread, 99),
+            "late_p50": self.pct(self.late, 50), "late_p99": self.pct(self.late, 99),
+            "join_s": self.join_s, "buzz_p99": self.pct(self.buzz, 99), "ruling_p99": self.pct(self.ruling, 99),
+            "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
+        }
+
+
+async def _reader(bot: Bot) -> None:
+    try:
+        async for raw in bot.ws:
+            t = now_ms()
+            msg = json.loads(raw)
+            kind = msg.get("type")
+            if kind == "words":
+                qid = msg["qid"]
+                for k, _ in enumerate(msg["words"]):
+                    index = msg["start"] + k
+                    bot.words[qid][index].append(t)
+                    if "t" in msg:
+                        bot.due[(qid, index)] = msg["t"] + k * bot.ms_per_word  # the bench reads at a uniform pace
+            elif kind == "tossup":
+                bot.n_words[msg["qid"]] = msg["n_words"]
+            elif kind == "tossup_end":
+                bot.ended.add(msg["qid"])
+            elif kind == "hello":
+                bot.player_id = msg["player_id"]
+            elif kind == "error":
+                bot.errors.append(msg)
+            if kind in ("hello", "tossup", "buzz", "ruling", "tossup_end", "words"):
+                bot.events.append((t, msg))
+                bot.got.set()
+    except Exception:  # a closed socket ends the reader; lost words show in the counts
+        pass
+
+
+async def _wait_for(bot: Bot, predicate: Any, timeout: float) -> Any:
+    end = time.monotonic() + timeout
+    while True:
+        for t, msg in reversed(bot.events):
+            if predicate(msg):
+                return t, msg
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        bot.got.clear()
+        try:
+            await asyncio.wait_for(bot.got.wait(), timeout=left)
+        except TimeoutError:
+            pass
+
+
+async def run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
+                   name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
+    """Join rooms x per_room players, read one tossup in every room with one wrong buzz, and measure."""
+    import websockets
+
+    query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
+    tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
+    bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]
+    gate = asyncio.Semaphore(connect_at_once)
+    refused = 0
+
+    async def join(n: int, bot: Bot) -> None:
+        nonlocal refused
+        port = ports[n % len(ports)]
+        async with gate:
+            try:
+                bot.ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{bot.room}/?{query}", open_timeout=60,
+                                                  origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None, ping_interval=None,
+                                                  close_timeout=2)
+            except Exception:
+                refused += 1
+                return
+            asyncio.create_task(_reader(bot))
+            await bot.ws.send(json.dumps({"type": "join", "name": f"p{bot.index}"}))
+            try:
+                await _wait_for(bot, lambda m: m["type"] == "hello", 60)
+            except TimeoutError:
+                refused += 1
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(join(n, b) for n, b in enumerate(bots)))
+    join_s = time.monotonic() - t0
+    await asyncio.sleep(0.5)
+    live = [b for b in bots if b.ws is not None and b.player_id is not None]
+    by_room: dict[str, list[Bot]] = defaultdict(list)
+    for b in live:
+        by_room[b.room].append(b)
+    buzz_ms: list[float] = []
+    ruling_ms: list[float] = []
+
+    async def play(room_bots: list[Bot]) -> None:
+        lead = room_bots[0]
+        buzzer = room_bots[1 % len(room_bots)]
+        await lead.ws.send(json.dumps({"type": "next"}))
+        _, tossup = await _wait_for(lead, lambda m: m["type"] == "tossup", 30)
+        qid = tossup["qid"]
+        await _wait_for(buzzer, lambda m: m["type"] == "words" and m["qid"] == qid and m["start"] + len(m["words"]) >= BUZZ_AT, 60)
+        sent = now_ms()
+        await buzzer.ws.send(json.dumps({"type": "buzz", "qid": qid}))
+        t, _ = await _wait_for(buzzer, lambda m: m["type"] == "buzz" and m["qid"] == qid, 30)
+        buzz_ms.append(t - sent)
+        sent = now_ms()
+        await buzzer.ws.send(json.dumps({"type": "answer", "qid": qid, "text": WRONG}))
+        t, _ = await _wait_for(buzzer, lambda m: m["type"] == "ruling" and m["qid"] == qid, 30)
+        ruling_ms.append(t - sent)
+        limit = tossup["n_words"] * ms_per_word / 1000 + dead_ms / 1000 + 60
+        await asyncio.gather(*(_wait_for(b, lambda m: m["type"] == "tossup_end" and m["qid"] == qid, limit)
+                               for b in room_bots), return_exceptions=True)
+
+    await asyncio.gather(*(play(rb) for rb in by_room.values()), return_exceptions=True)
+    await asyncio.sleep(0.2)
+
+    spread: list[float] = []
+    late: list[float] = []
+    lost = duplicated = deliveries = missing_end = 0
+    for room_bots in by_room.values():
+        qids = {q for b in room_bots for q in b.n_words}
+        for qid in qids:
+            n = max(b.n_words.get(qid, 0) for b in room_bots)
+            for index in range(n):
+                arrivals = [(b, b.words[qid][index]) for b in room_bots]
+                firsts = [a[0] for _, a in arrivals if a]
+                if not firsts:
+                    lost += len(room_bots)
+                    continue
+                first = min(firsts)
+                for b, a in arrivals:
+                    if not a:
+                        lost += 1
+                        continue
+                    deliveries += 1
+                    duplicated += len(a) - 1
+                    spread.append(a[0] - first)
+                    due = b.due.get((qid, index))
+                    if due is not None:
+                        late.append(a[0] - due)
+            missing_end += sum(1 for b in room_bots if qid not in b.ended)
+    refused += len(bots) - len(live) - refused if len(bots) - len(live) > refused else 0
+
+    async def close(bot: Bot) -> None:
+        if bot.ws is not None:
+            try:
+                await bot.ws.close()
+            except Exception:
+                pass
+
+    await asyncio.gather(*(close(b) for b in bots))
+    return CaseResult(name=name, players=len(bots), join_s=join_s, spread=spread, late=late, buzz=buzz_ms,
+                      ruling=ruling_ms, lost=lost, duplicated=duplicated, deliveries=deliveries,
+                      missing_end=missing_end, refused=refused)
