@@ -52,8 +52,9 @@ def now_ms() -> float:
 
 async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
     """Run the baseline server forever: join, next, buzz, answer; words on the clock, broadcast once."""
-    import websockets
     from urllib.parse import parse_qsl, urlsplit
+
+    import websockets
 
     rooms: dict[str, dict[str, Any]] = {}
 

@@ -62,12 +62,11 @@ def tossup_set(db, tossup_file):  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def _fresh_room_clocks():
     """Room clock bookkeeping is per process; each test starts with none."""
-    from quizsite.play import driver
+    from quizsite.play import hub
 
-    driver._listeners.clear()
-    driver._tasks.clear()
-    driver._pokes.clear()
+    hub.reset()
     yield
+    hub.reset()
 
 
 # Debian's chromium, driven by Playwright from PyPI; a test tool's own browser download fails here.

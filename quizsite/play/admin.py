@@ -11,7 +11,7 @@ class RoomAdmin(admin.ModelAdmin):
 
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
-    list_display = ("id", "room", "name", "agent", "score", "connections", "last_seen")
+    list_display = ("id", "room", "name", "agent", "score", "last_seen")
     list_filter = ("room",)
 
 

@@ -1,7 +1,15 @@
-"""The play-room websocket: parse, rate-limit, call services, send what they return. No game logic here."""
+"""The play-room websocket: admit, parse, rate-limit, hand commands to the hub, write what comes back.
+
+No game logic here, and no channel of its own: room events reach the socket through its process's
+hub (play/hub.py). Messages are rate-limited as they arrive and queued for one worker per socket, so a
+slow command never delays reading the next frame, and the clean-up runs in `__call__`'s `finally`,
+whether the socket closed, the consumer crashed or the server killed it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import logging
 import time
@@ -11,12 +19,13 @@ from urllib.parse import parse_qsl
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.utils import timezone
 
 from quizsite.agents.models import Agent
 from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guest, new_guest_key
 
-from . import driver, services
+from . import services
+from .hub import Bucket, get_hub
+from .names import BadName, name_clean
 from .services import PlayError
 
 log = logging.getLogger(__name__)
@@ -24,7 +33,11 @@ MAX_FRAME = 4096
 MAX_ANSWER, MAX_CHAT = 200, 500
 BUCKET_SIZE, REFILL_PER_S = 20.0, 8.0
 FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed messages within the window close the socket
-STATE_EVENTS = {"tossup", "buzz", "ruling", "settings", "tossup_end"}
+QUEUE_LIMIT = 16  # commands waiting for the socket's worker
+JOIN_TIMEOUT_S = 10.0
+CLOSE_TOO_MANY, CLOSE_FLOOD = 4029, 4008
+COMMANDS = {"next", "buzz", "answer", "chat", "report", "settings", "sync"}
+_ids = itertools.count(1)
 
 
 def _text(message: dict[str, Any], key: str, limit: int) -> str:
@@ -37,139 +50,155 @@ def _text(message: dict[str, Any], key: str, limit: int) -> str:
     return text
 
 
+def _parse(text_data: str | None) -> dict[str, Any]:
+    if text_data is None:
+        raise PlayError("bad_json", "send JSON text frames")
+    if len(text_data) > MAX_FRAME:
+        raise PlayError("too_long", f"messages are limited to {MAX_FRAME} characters")
+    try:
+        message = json.loads(text_data)
+    except (ValueError, RecursionError):  # deep nesting fits in a small frame and overflows the parser
+        raise PlayError("bad_json", "message is not valid JSON (or nests too deeply)") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise PlayError("bad_message", "a message is a JSON object with a string 'type'")
+    return message
+
+
 class PlayConsumer(AsyncWebsocketConsumer):
-    slug: str
-    player_id: int | None
+    channel_layer_alias = "play-sockets-have-no-channel"  # not a configured layer: the hub fans out
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.conn_id = next(_ids)
+        self.hub = get_hub()
+        self.worker: asyncio.Task | None = None
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.hub.unregister(self)
+            if self.worker is not None:
+                self.worker.cancel()
 
     async def connect(self) -> None:
         self.slug = self.scope["url_route"]["kwargs"]["room"]
-        self.player_id = None
-        self.tokens, self.refilled_at = BUCKET_SIZE, time.monotonic()
+        self.player_id: int | None = None
+        self.term, self.seq = "", 0
+        self.joining: asyncio.Future | None = None
+        client = self.scope.get("client") or ("", 0)
+        self.ip = str(client[0])
+        session = self.scope.get("session")
+        self.session_key = (session.session_key or "") if session is not None else ""
+        self.bucket = Bucket(REFILL_PER_S, BUCKET_SIZE)
         self.refused: deque[float] = deque()
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         await self.accept()
+        refusal = self.hub.register(self)
+        if refusal:
+            await self._error("too_many_connections", refusal)
+            await self.close(code=CLOSE_TOO_MANY)
+            return
+        self.worker = asyncio.get_running_loop().create_task(self._work())
 
     async def disconnect(self, code: int) -> None:
-        if self.player_id is None:
-            return
-        await self.channel_layer.group_discard(driver.group_name(self.slug), self.channel_name)
-        driver.detach(self.slug)
-        outcome = await database_sync_to_async(services.room_leave)(slug=self.slug, player_id=self.player_id)
-        await driver.broadcast(self.slug, outcome.events)
+        self.hub.unregister(self)
 
-    # --- inbound -----------------------------------------------------------------------------------
+    # --- inbound: measured on arrival, run in order by the worker ----------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not self._take_token():
-            now = time.monotonic()
-            self.refused.append(now)
-            while self.refused and self.refused[0] < now - FLOOD_WINDOW_S:
-                self.refused.popleft()
-            if len(self.refused) >= FLOOD_CLOSE_AFTER:
-                await self.close(code=4008)
-                return
-            await self._error("too_fast", "slow down")
-            return
-        if text_data is None:
-            await self._error("bad_json", "send JSON text frames")
-            return
-        if len(text_data) > MAX_FRAME:
-            await self._error("too_long", f"messages are limited to {MAX_FRAME} characters")
+        if not (self.bucket.take() and self.hub.allow_message(self)):
+            await self._too_fast()
             return
         try:
-            message = json.loads(text_data)
-        except ValueError:
-            await self._error("bad_json", "message is not valid JSON")
-            return
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            await self._error("bad_message", "a message is a JSON object with a string 'type'")
-            return
-        handler = getattr(self, f"on_{message['type']}", None)
-        if handler is None:
-            await self._error("unknown_type", f"unknown message type {message['type']!r}")
-            return
-        if self.player_id is None and message["type"] != "join":
-            await self._error("not_joined", "send 'join' first")
-            return
-        try:
-            await handler(message)
+            message = _parse(text_data)
+            if message["type"] != "join" and message["type"] not in COMMANDS:
+                raise PlayError("unknown_type", f"unknown message type {message['type'][:40]!r}")
+            self.inbox.put_nowait(message)
         except PlayError as exc:
-            await self.send_json(exc.as_event())
-        except Exception:  # a bug must cost one message, never the socket and its clean-up
-            log.exception("play message failed in room %s: %.200s", self.slug, text_data)
-            await self._error("server_error", "the server could not handle that message")
+            await self.send(text_data=json.dumps(exc.as_event()))
+        except asyncio.QueueFull:
+            await self._too_fast()
 
-    async def on_join(self, message: dict[str, Any]) -> None:
-        if self.player_id is not None:
+    async def _too_fast(self) -> None:
+        now = time.monotonic()
+        self.refused.append(now)
+        while self.refused and self.refused[0] < now - FLOOD_WINDOW_S:
+            self.refused.popleft()
+        if len(self.refused) >= FLOOD_CLOSE_AFTER:
+            await self.close(code=CLOSE_FLOOD)
+            return
+        await self._error("too_fast", "slow down")
+
+    async def _work(self) -> None:
+        while True:
+            message = await self.inbox.get()
+            try:
+                if message["type"] == "join":
+                    await self._join(message)
+                elif self.player_id is None:
+                    raise PlayError("not_joined", "send 'join' first")
+                else:
+                    await self.hub.command(self, message["type"], self._payload(message))
+            except PlayError as exc:
+                await self.send(text_data=json.dumps(exc.as_event()))
+            except Exception:  # a bug must cost one message, never the socket and its clean-up
+                log.exception("play message failed in room %s: %.200s", self.slug, message)
+                await self._error("server_error", "the server could not handle that message")
+
+    def _payload(self, message: dict[str, Any]) -> dict[str, Any]:
+        kind, payload = message["type"], {"player_id": self.player_id}
+        if kind in ("next", "buzz", "answer", "report", "sync"):
+            payload["qid"] = str(message.get("qid") or "")[:32]
+        if kind == "answer":
+            payload["text"] = _text(message, "text", MAX_ANSWER)
+        elif kind == "chat":
+            payload["text"] = _text(message, "text", MAX_CHAT)
+        elif kind == "report":
+            payload["comment"] = _text(message, "comment", MAX_CHAT)
+        elif kind == "sync":
+            payload["have"] = message.get("have", 0)
+        elif kind == "settings":
+            payload["changes"] = {k: v for k, v in message.items() if k != "type"}
+        return payload
+
+    async def _join(self, message: dict[str, Any]) -> None:
+        if self.player_id is not None or self.joining is not None:
             raise PlayError("already_joined", "already joined")
-        name = message.get("name")
-        if not isinstance(name, str) or not 1 <= len(name.strip()) <= 40 or "\x00" in name:
-            raise PlayError("bad_name", "name must be 1 to 40 characters")
+        try:
+            name = name_clean(message.get("name"))
+        except BadName as exc:
+            raise PlayError("bad_name", str(exc)) from None
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
         initial = await database_sync_to_async(services.settings_clean)(query) if query else {}
         agent = await self._agent(name)
-        player, outcome = await database_sync_to_async(services.room_join)(
-            slug=self.slug, agent=agent, name=name, initial_settings=initial, now=timezone.now()
-        )
-        self.player_id = player.pk
-        await self.channel_layer.group_add(driver.group_name(self.slug), self.channel_name)
-        driver.attach(self.slug)
-        await self._deliver(outcome)
+        self.joining = asyncio.get_running_loop().create_future()
+        await self.hub.enter(self)
+        await self.hub.command(self, "join", {"agent_id": agent.pk, "name": name}, initial=initial)
+        try:
+            await asyncio.wait_for(asyncio.shield(self.joining), timeout=JOIN_TIMEOUT_S)
+        except TimeoutError:
+            self.joining = None
+            raise PlayError("busy", "the room did not answer; try joining again") from None
 
-    async def on_next(self, message: dict[str, Any]) -> None:
-        await self._call(services.room_next, qid=str(message.get("qid") or ""), now=timezone.now())
+    # --- outbound ---------------------------------------------------------------------------------
 
-    async def on_buzz(self, message: dict[str, Any]) -> None:
-        await self._call(services.room_buzz, qid=str(message.get("qid", "")), now=timezone.now())
+    async def deliver(self, term: str, seq: int, texts: list[str]) -> None:
+        """Room events from the hub; those the hello already covered are skipped."""
+        if self.player_id is None or (term == self.term and seq <= self.seq):
+            return
+        for text in texts:
+            await self.send(text_data=text)
 
-    async def on_answer(self, message: dict[str, Any]) -> None:
-        text = _text(message, "text", MAX_ANSWER)
-        await self._call(services.room_answer, qid=str(message.get("qid", "")), text=text, now=timezone.now())
-
-    async def on_chat(self, message: dict[str, Any]) -> None:
-        await self._call(services.room_chat, text=_text(message, "text", MAX_CHAT))
-
-    async def on_report(self, message: dict[str, Any]) -> None:
-        comment = _text(message, "comment", MAX_CHAT)
-        await self._call(services.room_report, qid=str(message.get("qid", "")), comment=comment)
-
-    async def on_settings(self, message: dict[str, Any]) -> None:
-        changes = {k: v for k, v in message.items() if k != "type"}
-        await self._call(services.room_update_settings, changes=changes)
-
-    # --- outbound ----------------------------------------------------------------------------------
-
-    async def room_event(self, message: dict[str, Any]) -> None:
-        """A room event from the group (any process); forward it and wake the local clock if state moved."""
-        event = message["event"]
-        if event.get("type") in STATE_EVENTS:
-            driver.poke(self.slug)
-        await self.send_json(event)
-
-    async def send_json(self, payload: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(payload, ensure_ascii=False))
-
-    # --- helpers -----------------------------------------------------------------------------------
-
-    async def _call(self, service: Any, **kwargs: Any) -> None:
-        outcome = await database_sync_to_async(service)(slug=self.slug, player_id=self.player_id, **kwargs)
-        await self._deliver(outcome)
-
-    async def _deliver(self, outcome: services.Outcome) -> None:
-        for reply in outcome.reply:
-            await self.send_json(reply)
-        await driver.broadcast(self.slug, outcome.events)
+    async def reply(self, texts: list[str], join: dict[str, Any]) -> None:
+        if join.get("player_id"):
+            self.player_id, self.term, self.seq = join["player_id"], join["term"], join["seq"]
+        for text in texts:
+            await self.send(text_data=text)
+        if self.joining is not None and not self.joining.done() and join:
+            self.joining.set_result(True)
+            if not join.get("player_id"):  # refused or moved: the player may try again
+                self.joining = None
 
     async def _error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "code": code, "message": message})
-
-    def _take_token(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(BUCKET_SIZE, self.tokens + (now - self.refilled_at) * REFILL_PER_S)
-        self.refilled_at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
+        await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))
 
     @database_sync_to_async
     def _agent(self, name: str) -> Agent:
@@ -178,9 +207,18 @@ class PlayConsumer(AsyncWebsocketConsumer):
             return agent_get_or_create_for_user(user=user, name=name)
         session = self.scope.get("session")
         key = session.get("guest_key") if session is not None else None
-        if not key:
+        if not key:  # guests are made on join, never on connect
             key = new_guest_key()
             if session is not None:
                 session["guest_key"] = key
                 session.save()
         return agent_get_or_create_guest(guest_key=key, name=name)
+
+
+class NoRouteConsumer(AsyncWebsocketConsumer):
+    """Any other websocket path: refused cleanly (close 4404), no traceback in the server's log."""
+
+    channel_layer_alias = "play-sockets-have-no-channel"
+
+    async def connect(self) -> None:
+        await self.close(code=4404)

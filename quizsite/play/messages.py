@@ -34,8 +34,8 @@ def current_item(room: Room) -> Item:
 
 def players_payload(room: Room) -> list[dict[str, Any]]:
     return [
-        {"id": p.pk, "name": p.name, "score": p.score, "online": p.connections > 0}
-        for p in Player.objects.filter(room=room).order_by("-score", "id")
+        {"id": p["id"], "name": p["name"], "score": p["score"]}
+        for p in Player.objects.filter(room=room).order_by("-score", "id").values("id", "name", "score")
     ]
 
 
@@ -43,8 +43,12 @@ def scores_event(room: Room) -> Event:
     return {"type": "scores", "players": players_payload(room)}
 
 
-def words_event(room: Room, start: int, stop: int) -> Event:
-    return {"type": "words", "qid": room.qid, "start": start, "words": current_item(room).data["words"][start:stop]}
+def words_event(room: Room, start: int, stop: int, t: int | None = None) -> Event:
+    """Words start..stop-1; `t` is the epoch ms at which word `start` was due by the room's clock."""
+    event: Event = {"type": "words", "qid": room.qid, "start": start, "words": current_item(room).data["words"][start:stop]}
+    if t is not None:
+        event["t"] = t
+    return event
 
 
 def tossup_event(room: Room) -> Event:
@@ -64,16 +68,14 @@ def tossup_end_event(room: Room, reason: str) -> Event:
     }
 
 
-def hello_state(room: Room, now: datetime) -> dict[str, Any]:
-    state: dict[str, Any] = {
-        "players": players_payload(room),
-        "settings": room_settings(room),
-        "phase": room.phase,
-        "chat": [
-            {"player_id": m.player_id, "name": m.player.name, "text": m.text}
-            for m in reversed(ChatMessage.objects.filter(room=room).select_related("player").order_by("-id")[:30])
-        ],
-    }
+def chat_recent(room: Room, limit: int = 30) -> list[dict[str, Any]]:
+    recent = ChatMessage.objects.filter(room=room).select_related("player").order_by("-id")[:limit]
+    return [{"player_id": m.player_id, "name": m.player.name, "text": m.text} for m in reversed(recent)]
+
+
+def hello_state(room: Room, now: datetime, players: list[dict[str, Any]], chat: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a joining player needs to show the room: built from the leader's state, cut at what was sent."""
+    state: dict[str, Any] = {"players": players, "settings": room_settings(room), "phase": room.phase, "chat": chat}
     if room.phase != Room.Phase.IDLE and room.item is not None:
         state.update(
             {

@@ -34,8 +34,8 @@ class Room(models.Model):
     buzz_prompts = models.IntegerField(default=0)
     locked_out = models.JSONField(default=list, blank=True)  # player ids who buzzed this tossup
     read_items = models.JSONField(default=list, blank=True)  # item ids already read in this room
-    # Which process drives the clock (broadcasts words, expires deadlines), by lease.
-    driver = models.CharField(max_length=64, blank=True)
+    # Which process leads the room (its hub's channel): it reveals words and rules, by lease.
+    driver = models.CharField(max_length=128, blank=True)
     driver_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -50,8 +50,8 @@ class Player(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="players")
     name = models.CharField(max_length=40)
     score = models.IntegerField(default=0)
-    connections = models.IntegerField(default=0)
-    last_seen = models.DateTimeField(auto_now=True)
+    # Presence is a lease: the processes holding the player's sockets refresh this every few seconds.
+    last_seen = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["id"]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from quizsite.items.models import Item, ItemSet
 
+from .hub import PRESENCE_TTL
 from .models import Room
 
 
 def rooms_active(limit: int = 50) -> QuerySet[Room]:
+    since = timezone.now() - PRESENCE_TTL
     return (
-        Room.objects.annotate(online=Count("players", filter=Q(players__connections__gt=0)))
+        Room.objects.annotate(online=Count("players", filter=Q(players__last_seen__gte=since)))
         .filter(online__gt=0)
         .order_by("-online", "slug")[:limit]
     )

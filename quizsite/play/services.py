@@ -1,9 +1,11 @@
-"""Room transitions: join, next, buzz, answer, the clock's tick, chat and settings.
+"""Room transitions: join, next, buzz, answer, the clock's reveal and expiry, chat, settings, reports.
 
-Each public function runs in one transaction with the room row locked, so the first buzz that reaches
-the database wins in every process, and returns an Outcome: events for the whole room (sent by the
-caller only after the commit) and replies for the caller alone. Time is passed in (`now`) so tests and
-the clock agree on one server time.
+The process that leads a room (play/actor.py) owns its `Room` object and calls these functions one at a
+time, so no row lock is needed for buzzer order: the first buzz that reaches the leader wins. Each
+function that writes runs in one transaction and saves the room's live fields *fenced* by the leader's
+lease (`_save`): a process that lost the lease cannot write, and raises `LostLease` instead. Events for
+the room are returned in an Outcome and sent by the caller only after the commit. Time is passed in
+(`now`) so tests and the clock agree on one server time.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from quizsite.agents.models import Agent
-from quizsite.items.models import Item, Response
+from quizsite.items.models import Item, Response, RulingReport
 from quizsite.items.tossups import TossupText, sentence_end_flags
 from quizsite.judge import JUDGE_VERSION, Ruling, judge
 from quizsite.research.adaptive import adaptive_meta, adaptive_pick_for_room
@@ -28,7 +30,6 @@ from . import clock
 from .messages import (
     Event,
     current_item,
-    hello_state,
     ms_between,
     room_settings,
     scores_event,
@@ -37,12 +38,12 @@ from .messages import (
     words_event,
 )
 from .models import ChatMessage, Player, Room
+from .names import BadName, name_clean, name_unique
 
 MAX_PROMPTS = 2
 # An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
 # once this grace has passed too, and an answer that arrives within it is judged.
 LATE_ANSWER_GRACE = timedelta(milliseconds=750)
-LEASE = timedelta(seconds=5)
 SETTING_RANGES: dict[str, tuple[int, int]] = {
     "ms_per_word": (20, 2000),
     "answer_ms": (1000, 60000),
@@ -53,6 +54,11 @@ SETTING_RANGES: dict[str, tuple[int, int]] = {
     "adaptive": (0, 1),  # research app: pick the most informative tossup for the players present (needs an active fit)
 }
 TEXT_SETTINGS = ("set", "category")
+# The room's live fields, written together by `_save`.
+LIVE_FIELDS = (
+    "settings", "phase", "item", "qid", "started_at", "reveal_base", "reveal_anchor", "sent_upto", "buzz_player",
+    "buzz_word_index", "buzz_deadline", "buzz_prompts", "locked_out", "read_items",
+)
 
 
 class PlayError(Exception):
@@ -66,17 +72,14 @@ class PlayError(Exception):
         return {"type": "error", "code": self.code, "message": self.message}
 
 
+class LostLease(Exception):
+    """This process no longer leads the room: another took over after its lease lapsed."""
+
+
 @dataclass
 class Outcome:
     events: list[Event] = field(default_factory=list)
     reply: list[Event] = field(default_factory=list)
-
-
-@dataclass
-class TickResult:
-    events: list[Event]
-    wake_in: float  # seconds until the clock needs to look again
-    leader: bool
 
 
 def settings_clean(raw: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +108,102 @@ def settings_clean(raw: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-# --- reading clock helpers -------------------------------------------------------------------------
+# --- leases: which process leads a room ---------------------------------------------------------------
+
+
+def _load(slug: str) -> Room:
+    return Room.objects.select_related("item", "item__item_set").get(slug=slug)
+
+
+def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
+              initial_settings: dict[str, Any] | None = None) -> Room | None:
+    """Make the room if it is new and lead it if nobody does (or the leader's lease lapsed): the room,
+    loaded for its new leader, or None when another process leads it."""
+    with transaction.atomic():
+        _, created = Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
+        taken = (
+            Room.objects.filter(slug=slug)
+            .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
+            .update(driver=driver, driver_until=now + lease)
+        )
+    return _load(slug) if taken else None
+
+
+def room_leader(*, slug: str) -> tuple[str, datetime | None]:
+    row = Room.objects.filter(slug=slug).values_list("driver", "driver_until").first()
+    return row if row else ("", None)
+
+
+def room_renew(*, room: Room, now: datetime, lease: timedelta) -> bool:
+    """Extend the lease (and record how far reading got, for a successor); False when it was lost."""
+    return bool(
+        Room.objects.filter(pk=room.pk, driver=room.driver)
+        .update(driver_until=now + lease, sent_upto=room.sent_upto)
+    )
+
+
+def room_release(*, room: Room) -> None:
+    Room.objects.filter(pk=room.pk, driver=room.driver).update(driver="", driver_until=None, sent_upto=room.sent_upto)
+
+
+def _save(room: Room) -> None:
+    values = {f: getattr(room, f) for f in LIVE_FIELDS}
+    if not Room.objects.filter(pk=room.pk, driver=room.driver).update(**values):
+        raise LostLease(room.slug)
+
+
+# --- players ------------------------------------------------------------------------------------------
+
+
+def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """The room's players as the leader keeps them, and who was seen since `online_since`."""
+    players, online = {}, set()
+    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen"):
+        players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+        if p["last_seen"] and p["last_seen"] >= online_since:
+            online.add(p["id"])
+    return players, online
+
+
+def players_seen(*, player_ids: list[int], now: datetime) -> None:
+    """Presence is a lease: each process marks the players it holds sockets for, every few seconds."""
+    if player_ids:
+        Player.objects.filter(pk__in=player_ids).update(last_seen=now)
+
+
+def players_online(*, room: Room, since: datetime) -> set[int]:
+    return set(Player.objects.filter(room=room, last_seen__gte=since).values_list("id", flat=True))
+
+
+def room_join(*, room: Room, agent_id: int, name: str, now: datetime) -> Player:
+    """The agent's player in this room (one per agent: a reconnect or a second tab is the same player),
+    named as asked, with a suffix when another player of the room already shows that name."""
+    try:
+        name = name_clean(name)
+    except BadName as exc:
+        raise PlayError("bad_name", str(exc)) from None
+    with transaction.atomic():
+        player = Player.objects.filter(room=room, agent_id=agent_id).first()
+        taken = Player.objects.filter(room=room).exclude(agent_id=agent_id).filter(name__istartswith=name[:20])
+        name = name_unique(name, taken.values_list("name", flat=True))
+        if player is None:
+            player = Player.objects.create(room=room, agent_id=agent_id, name=name, last_seen=now)
+        elif player.name != name:
+            player.name = name
+            player.save(update_fields=["name", "last_seen"])
+        else:
+            Player.objects.filter(pk=player.pk).update(last_seen=now)
+    return player
+
+
+def _player(room: Room, player_id: int | None) -> Player:
+    try:
+        return Player.objects.select_related("agent").get(pk=player_id, room=room)
+    except Player.DoesNotExist:
+        raise PlayError("not_joined", "join the room first") from None
+
+
+# --- the reading clock ----------------------------------------------------------------------------------
 
 
 @lru_cache(maxsize=512)
@@ -123,47 +221,67 @@ def _tossup(room: Room) -> TossupText:
     return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))
 
 
-def _locked(slug: str) -> Room:
-    return Room.objects.select_for_update(of=("self",)).select_related("item", "item__item_set").get(slug=slug)
+def due_ms(room: Room, index: int) -> int:
+    """Epoch ms at which word `index` is due by the room's clock (for clients to measure lateness)."""
+    assert room.reveal_anchor is not None
+    return int(room.reveal_anchor.timestamp() * 1000) + clock.reveal_offset(_cum(room), room.reveal_base, index)
 
 
-def _player(room: Room, player_id: int) -> Player:
-    try:
-        return Player.objects.select_related("agent").get(pk=player_id, room=room)
-    except Player.DoesNotExist:
-        raise PlayError("not_joined", "join the room first") from None
-
-
-def _advance(room: Room, now: datetime) -> list[Event]:
-    """Reveal the words due by `now` and end the tossup after the dead time."""
+def room_reveal(*, room: Room, now: datetime) -> list[Event]:
+    """The words due by `now` that were not sent yet. Touches no database: the schedule is a pure function
+    of the anchor the last transition saved, so any successor computes the same."""
     if room.phase != Room.Phase.READING:
         return []
-    events: list[Event] = []
+    revealed = clock.revealed_count(_cum(room), room.reveal_base, ms_between(now, room.reveal_anchor))
+    if revealed <= room.sent_upto:
+        return []
+    event = words_event(room, room.sent_upto, revealed, t=due_ms(room, room.sent_upto))
+    room.sent_upto = revealed
+    return [event]
+
+
+def _reading_over(room: Room, now: datetime) -> bool:
     cum = _cum(room)
-    elapsed = ms_between(now, room.reveal_anchor)
-    revealed = clock.revealed_count(cum, room.reveal_base, elapsed)
-    if revealed > room.sent_upto:
-        events.append(words_event(room, room.sent_upto, revealed))
-        room.sent_upto = revealed
-    if revealed >= len(cum):
-        last_shown = clock.reveal_offset(cum, room.reveal_base, len(cum) - 1)
-        if elapsed >= last_shown + room_settings(room)["dead_ms"]:
-            events += _end(room, "timeout")
-    return events
+    if room.sent_upto < len(cum):
+        return False
+    last_shown = clock.reveal_offset(cum, room.reveal_base, len(cum) - 1)
+    return ms_between(now, room.reveal_anchor) >= last_shown + room_settings(room)["dead_ms"]
 
 
-def _wake_in(room: Room, now: datetime) -> float:
+def room_expiry_due(*, room: Room, now: datetime) -> bool:
+    """Whether the buzz deadline or the dead time after the last word has passed (room_expire has work)."""
+    if room.phase == Room.Phase.BUZZED:
+        return room.buzz_deadline is not None and now >= room.buzz_deadline + LATE_ANSWER_GRACE
+    return room.phase == Room.Phase.READING and _reading_over(room, now)
+
+
+def room_wake_in(*, room: Room, now: datetime) -> float:
+    """Seconds until the clock has something to do."""
     if room.phase == Room.Phase.BUZZED and room.buzz_deadline:
         return (room.buzz_deadline + LATE_ANSWER_GRACE - now).total_seconds()
     if room.phase == Room.Phase.READING:
         cum = _cum(room)
-        elapsed = ms_between(now, room.reveal_anchor)
         if room.sent_upto < len(cum):
             due = clock.reveal_offset(cum, room.reveal_base, room.sent_upto)
         else:
             due = clock.reveal_offset(cum, room.reveal_base, len(cum) - 1) + room_settings(room)["dead_ms"]
-        return (due - elapsed) / 1000
+        return (due - ms_between(now, room.reveal_anchor)) / 1000
     return 1.0
+
+
+def room_expire(*, room: Room, now: datetime) -> Outcome:
+    """Rule a buzz whose deadline passed (no answer) or end a tossup whose dead time passed."""
+    with transaction.atomic():
+        events: list[Event] = []
+        if room.phase == Room.Phase.BUZZED and room_expiry_due(room=room, now=now):
+            holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
+            events += _rule(room, holder, "", now, timeout=True)
+        events += room_reveal(room=room, now=now)
+        if room.phase == Room.Phase.READING and _reading_over(room, now):
+            events += _end(room, "timeout")
+        if events:
+            _save(room)
+        return Outcome(events=events)
 
 
 def _end(room: Room, reason: str) -> list[Event]:
@@ -177,7 +295,7 @@ def _end(room: Room, reason: str) -> list[Event]:
     return [event]
 
 
-def _pick_item(room: Room) -> Item:
+def _pick_item(room: Room, present: list[int]) -> Item:
     settings = room_settings(room)
     items = Item.objects.filter(kind=Item.Kind.TOSSUP)
     if settings.get("set"):
@@ -192,7 +310,10 @@ def _pick_item(room: Room) -> Item:
         room.read_items = []
         unread = ids
     if settings.get("adaptive"):
-        picked = adaptive_pick_for_room(room=room, candidate_ids=unread)
+        agents = list(Agent.objects.filter(players__room=room, players__pk__in=present).distinct())
+        if not agents:
+            agents = list(Agent.objects.filter(players__room=room).distinct())
+        picked = adaptive_pick_for_room(room_slug=room.slug, present=agents, candidate_ids=unread)
         if picked is not None:
             return picked
     return Item.objects.select_related("item_set").get(pk=random.choice(unread))
@@ -220,7 +341,8 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
         elapsed_ms=ms_between(now, room.started_at),
         room=room.slug,
         judge_version=JUDGE_VERSION,
-        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt, **adaptive_meta(room), **meta},
+        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt,
+              **adaptive_meta(room_slug=room.slug, settings=room.settings, item_id=room.item_id), **meta},
     )
 
 
@@ -271,44 +393,19 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
 # --- public transitions ----------------------------------------------------------------------------
 
 
-def room_join(*, slug: str, agent: Agent, name: str, initial_settings: dict[str, Any], now: datetime) -> tuple[Player, Outcome]:
-    name = name.strip()
-    if not 1 <= len(name) <= 40:
-        raise PlayError("bad_name", "name must be 1 to 40 characters")
-    with transaction.atomic():
-        room, created = Room.objects.get_or_create(slug=slug)
-        room = _locked(slug)
-        if created and initial_settings:
-            room.settings = initial_settings
-            room.save(update_fields=["settings"])
-        player, _ = Player.objects.get_or_create(room=room, agent=agent, defaults={"name": name})
-        Player.objects.filter(pk=player.pk).update(name=name, connections=F("connections") + 1)
-        player.refresh_from_db()
-        hello = {"type": "hello", "player_id": player.pk, "room": room.slug, "state": hello_state(room, now)}
-        return player, Outcome(events=[scores_event(room)], reply=[hello])
-
-
-def room_leave(*, slug: str, player_id: int) -> Outcome:
-    with transaction.atomic():
-        room = _locked(slug)
-        Player.objects.filter(pk=player_id, connections__gt=0).update(connections=F("connections") - 1)
-        return Outcome(events=[scores_event(room)])
-
-
-def room_next(*, slug: str, player_id: int, now: datetime, qid: str = "") -> Outcome:
+def room_next(*, room: Room, player_id: int, now: datetime, qid: str = "", present: list[int] | None = None) -> Outcome:
     """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
     `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup."""
     with transaction.atomic():
-        room = _locked(slug)
         _player(room, player_id)
-        events = _advance(room, now)
+        events = room_reveal(room=room, now=now)
         if room.phase == Room.Phase.BUZZED:
             raise PlayError("busy", "wait for the ruling before moving on")
         if room.phase == Room.Phase.READING:
             if qid != room.qid:
                 raise PlayError("busy", "a tossup is running; send its qid with next to skip it")
             events += _end(room, "skipped")
-        room.item = _pick_item(room)
+        room.item = _pick_item(room, present or [])
         room.qid = secrets.token_hex(6)
         room.phase = Room.Phase.READING
         room.started_at = room.reveal_anchor = now
@@ -316,24 +413,24 @@ def room_next(*, slug: str, player_id: int, now: datetime, qid: str = "") -> Out
         room.buzz_prompts = 0
         room.locked_out = []
         events.append(tossup_event(room))
-        events += _advance(room, now)
-        room.save()
+        events += room_reveal(room=room, now=now)
+        _save(room)
         return Outcome(events=events)
 
 
-def room_buzz(*, slug: str, player_id: int, qid: str, now: datetime) -> Outcome:
-    with transaction.atomic():
-        room = _locked(slug)
-        _player(room, player_id)
-        events = _advance(room, now)
-        outcome = Outcome(events=events)
-        if room.phase == Room.Phase.IDLE or qid != room.qid:
-            outcome.reply.append(PlayError("no_tossup", "no tossup is running with that qid").as_event())
-        elif room.phase == Room.Phase.BUZZED:
-            outcome.reply.append(PlayError("buzzer_taken", "another player holds the buzzer").as_event())
-        elif player_id in room.locked_out:
-            outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
-        else:
+def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome:
+    """The first buzz to reach the leader holds the buzzer; its word index is what the clock had revealed."""
+    events = room_reveal(room=room, now=now)
+    outcome = Outcome(events=events)
+    if room.phase == Room.Phase.IDLE or qid != room.qid:
+        outcome.reply.append(PlayError("no_tossup", "no tossup is running with that qid").as_event())
+    elif room.phase == Room.Phase.BUZZED:
+        outcome.reply.append(PlayError("buzzer_taken", "another player holds the buzzer").as_event())
+    elif player_id in room.locked_out:
+        outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
+    else:
+        with transaction.atomic():
+            _player(room, player_id)
             answer_ms = room_settings(room)["answer_ms"]
             room.phase = Room.Phase.BUZZED
             room.buzz_player_id = player_id
@@ -341,91 +438,50 @@ def room_buzz(*, slug: str, player_id: int, qid: str, now: datetime) -> Outcome:
             room.buzz_deadline = now + timedelta(milliseconds=answer_ms)
             room.buzz_prompts = 0
             room.locked_out = [*room.locked_out, player_id]
-            events.append(
-                {
-                    "type": "buzz",
-                    "qid": room.qid,
-                    "player_id": player_id,
-                    "word_index": room.buzz_word_index,
-                    "deadline_ms": answer_ms,
-                }
-            )
-        room.save()
-        return outcome
+            _save(room)
+        events.append(
+            {"type": "buzz", "qid": room.qid, "player_id": player_id, "word_index": room.buzz_word_index,
+             "deadline_ms": answer_ms}
+        )
+    return outcome
 
 
-def room_answer(*, slug: str, player_id: int, qid: str, text: str, now: datetime) -> Outcome:
+def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetime) -> Outcome:
+    if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
+        raise PlayError("not_your_buzz", "you do not hold the buzzer")
     with transaction.atomic():
-        room = _locked(slug)
         player = _player(room, player_id)
-        if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
-            raise PlayError("not_your_buzz", "you do not hold the buzzer")
         if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
             events = _rule(room, player, "", now, timeout=True, late_text=text)
         else:
             events = _rule(room, player, text, now)
-        room.save()
+        _save(room)
         return Outcome(events=events)
 
 
-def room_tick(*, slug: str, driver_id: str, now: datetime) -> TickResult:
-    """The clock: reveal due words, expire the answer deadline and the dead time. One process leads."""
-    with transaction.atomic():
-        room = _locked(slug)
-        if room.driver and room.driver != driver_id and room.driver_until and room.driver_until > now:
-            return TickResult(events=[], wake_in=1.0, leader=False)
-        fields_before = (room.phase, room.sent_upto, room.buzz_deadline)
-        lease_changed = room.driver != driver_id or not room.driver_until or room.driver_until - now < LEASE / 2
-        if lease_changed:
-            room.driver, room.driver_until = driver_id, now + LEASE
-        events: list[Event] = []
-        if (
-            room.phase == Room.Phase.BUZZED
-            and room.buzz_player_id
-            and room.buzz_deadline
-            and now >= room.buzz_deadline + LATE_ANSWER_GRACE
-        ):
-            holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
-            events += _rule(room, holder, "", now, timeout=True)
-        events += _advance(room, now)
-        if lease_changed or events or fields_before != (room.phase, room.sent_upto, room.buzz_deadline):
-            room.save()
-        return TickResult(events=events, wake_in=_wake_in(room, now), leader=True)
-
-
-def room_release(*, slug: str, driver_id: str) -> None:
-    Room.objects.filter(slug=slug, driver=driver_id).update(driver="", driver_until=None)
-
-
-def room_chat(*, slug: str, player_id: int, text: str) -> Outcome:
+def room_chat(*, room: Room, player_id: int, text: str) -> Outcome:
     text = text.strip()
     if not text:
         raise PlayError("empty", "empty chat message")
-    with transaction.atomic():
-        room = Room.objects.get(slug=slug)
-        player = _player(room, player_id)
-        ChatMessage.objects.create(room=room, player=player, text=text)
+    player = _player(room, player_id)
+    ChatMessage.objects.create(room=room, player=player, text=text)
     return Outcome(events=[{"type": "chat", "player_id": player.pk, "name": player.name, "text": text}])
 
 
-def room_update_settings(*, slug: str, player_id: int, changes: dict[str, Any]) -> Outcome:
+def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any]) -> Outcome:
     clean = settings_clean(changes)
     with transaction.atomic():
-        room = _locked(slug)
         _player(room, player_id)
         if room.phase != Room.Phase.IDLE:
             raise PlayError("busy", "settings change between tossups")
         room.settings = {**room.settings, **clean}
-        room.save(update_fields=["settings"])
+        _save(room)
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
 
 
-def room_report(*, slug: str, player_id: int, qid: str, comment: str = "") -> Outcome:
+def room_report(*, room: Room, player_id: int, qid: str, comment: str = "") -> Outcome:
     """"I was right": flag the player's latest ruling on a tossup for a researcher to review."""
-    from quizsite.items.models import RulingReport
-
     with transaction.atomic():
-        room = Room.objects.get(slug=slug)
         player = _player(room, player_id)
         response = (
             Response.objects.filter(agent=player.agent, room=room.slug, meta__qid=qid).order_by("-id").first()
@@ -436,3 +492,14 @@ def room_report(*, slug: str, player_id: int, qid: str, comment: str = "") -> Ou
             response=response, reporter=player.agent, defaults={"comment": comment[:500]}
         )
     return Outcome(reply=[{"type": "reported", "qid": qid, "response_id": response.pk, "report_id": report.pk}])
+
+
+def room_sync(*, room: Room, qid: str, have: int) -> list[Event]:
+    """What a client that missed messages needs: the words of the running tossup from `have` on (never
+    past what the clock revealed), or the end of the tossup it asks about."""
+    if qid and qid == room.qid and room.phase != Room.Phase.IDLE:
+        have = max(0, min(have, room.sent_upto))
+        return [words_event(room, have, room.sent_upto, t=due_ms(room, have) if room.sent_upto > have else None)]
+    if qid and qid == room.qid and room.item is not None:
+        return [tossup_end_event(room, "ended")]
+    return [PlayError("no_tossup", "no tossup is running with that qid").as_event()]

@@ -134,33 +134,29 @@ def recent_exposure() -> Counter[int]:
 MAX_ROOM_CANDIDATES = 200
 
 
-def adaptive_pick_for_room(*, room, candidate_ids: Sequence[int]) -> Item | None:
+def adaptive_pick_for_room(*, room_slug: str, present: Sequence[Agent], candidate_ids: Sequence[int]) -> Item | None:
     """Called by the play app when a room has `adaptive` on: the next tossup, or None without an active fit.
 
-    The players present are those connected now (everyone who joined, if nobody is). The serve is
-    recorded for the exposure cap and for the responses' `adaptive` flag.
+    `present` are the agents of the players connected now (the play app passes everyone who joined, if
+    nobody is). The serve is recorded for the exposure cap and for the responses' `adaptive` flag.
     """
-    from quizsite.play.models import Player
-
     fit = FitRun.objects.filter(is_active=True, status=FitRun.Status.SUCCEEDED).defer("artifact", "history").first()
     if fit is None or not candidate_ids:
         return None
-    players = Player.objects.filter(room=room).select_related("agent")
-    present = [p.agent for p in players if p.connections > 0] or [p.agent for p in players]
-    if len(candidate_ids) > MAX_ROOM_CANDIDATES:  # bound the work done while the room row is locked
+    if len(candidate_ids) > MAX_ROOM_CANDIDATES:  # bound the work done while the room waits
         candidate_ids = random.sample(list(candidate_ids), MAX_ROOM_CANDIDATES)
     candidates = list(Item.objects.select_related("item_set").filter(pk__in=candidate_ids).order_by("id"))
-    item, information = _choose(candidates, present, fit, recent_exposure(), None)
-    AdaptiveServe.objects.create(fit=fit, item=item, room=room.slug, information=information, n_agents=len(present))
+    item, information = _choose(candidates, list(present), fit, recent_exposure(), None)
+    AdaptiveServe.objects.create(fit=fit, item=item, room=room_slug, information=information, n_agents=len(present))
     return item
 
 
-def adaptive_meta(room) -> dict[str, Any]:
+def adaptive_meta(*, room_slug: str, settings: dict[str, Any], item_id: int | None) -> dict[str, Any]:
     """What a response in this room records about adaptive choice: nothing when the room has it off."""
-    if not (room.settings or {}).get("adaptive"):
+    if not (settings or {}).get("adaptive"):
         return {}
-    serve = AdaptiveServe.objects.filter(room=room.slug).order_by("-id").values("item_id", "fit_id").first()
-    if serve is None or serve["item_id"] != room.item_id:
+    serve = AdaptiveServe.objects.filter(room=room_slug).order_by("-id").values("item_id", "fit_id").first()
+    if serve is None or serve["item_id"] != item_id:
         return {"adaptive": False}  # adaptive was on but no active fit chose this item
     return {"adaptive": True, "adaptive_fit": serve["fit_id"]}
 

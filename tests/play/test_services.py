@@ -1,4 +1,4 @@
-"""Room transitions with an explicit server clock: scoring, buzz rules, responses rows."""
+"""Room transitions with an explicit server clock: scoring, buzz rules, responses rows, leases."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -7,51 +7,57 @@ import pytest
 from quizsite.agents.models import Agent
 from quizsite.items.models import Response
 from quizsite.play import services
-from quizsite.play.models import Room
-from quizsite.play.services import PlayError
+from quizsite.play.models import Player, Room
+from quizsite.play.services import LostLease, PlayError
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 FAST = {"ms_per_word": 100, "answer_ms": 5000, "dead_ms": 1000, "set": "t"}
+LEASE = timedelta(hours=1)
 
 
 def at(ms: int) -> datetime:
     return T0 + timedelta(milliseconds=ms)
 
 
-def join(name: str, slug: str = "r") -> int:
-    agent = Agent.objects.create(kind="human", name=name)
-    player, outcome = services.room_join(slug=slug, agent=agent, name=name, initial_settings=FAST, now=T0)
-    assert outcome.reply[0]["type"] == "hello"
-    return player.pk
-
-
 def types(events):
     return [e["type"] for e in events]
 
 
+def tick(room, ms):
+    """One step of the leader's clock (play/actor.py): reveal what is due, expire what passed."""
+    now = at(ms)
+    events = services.room_reveal(room=room, now=now)
+    if services.room_expiry_due(room=room, now=now):
+        events += services.room_expire(room=room, now=now).events
+    return events
+
+
 @pytest.fixture
 def room(tossup_set):
-    a, b = join("ann"), join("bob")
-    events = services.room_next(slug="r", player_id=a, now=at(0)).events
+    r = services.room_take(slug="r", driver="p1", now=T0, lease=LEASE, initial_settings=FAST)
+    a, b = (services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name=n).pk, name=n, now=T0).pk
+            for n in ("ann", "bob"))
+    events = services.room_next(room=r, player_id=a, now=at(0)).events
     assert types(events) == ["tossup", "words"]
-    return {"a": a, "b": b, "qid": events[0]["qid"], "n": events[0]["n_words"], "item": tossup_set}
+    return {"a": a, "b": b, "qid": events[0]["qid"], "n": events[0]["n_words"], "item": tossup_set, "room": r}
 
 
 def buzz_at(room, who, ms):
-    return services.room_buzz(slug="r", player_id=room[who], qid=room["qid"], now=at(ms))
+    return services.room_buzz(room=room["room"], player_id=room[who], qid=room["qid"], now=at(ms))
 
 
 def answer_at(room, who, text, ms):
-    return services.room_answer(slug="r", player_id=room[who], qid=room["qid"], text=text, now=at(ms))
+    return services.room_answer(room=room["room"], player_id=room[who], qid=room["qid"], text=text, now=at(ms))
 
 
 def test_words_revealed_follow_server_time_and_pause_on_buzz(room):
     outcome = buzz_at(room, "a", 450)  # words at 0,100,200,300,400 -> 5 revealed
     assert types(outcome.events) == ["words", "buzz"]
-    assert outcome.events[0] == {"type": "words", "qid": room["qid"], "start": 1, "words": ["W01", "W02", "W03", "W04"]}
+    words = outcome.events[0]
+    assert {k: words[k] for k in ("qid", "start", "words")} == {"qid": room["qid"], "start": 1, "words": ["W01", "W02", "W03", "W04"]}
+    assert words["t"] == int(at(100).timestamp() * 1000)  # when word 1 was due by the room's clock
     assert outcome.events[1]["word_index"] == 5
-    tick = services.room_tick(slug="r", driver_id="p1", now=at(3000))
-    assert tick.events == []  # paused while someone holds the buzzer
+    assert tick(room["room"], 3000) == []  # paused while someone holds the buzzer
 
 
 def test_power_correct_scores_15_and_records_response(room):
@@ -70,8 +76,7 @@ def test_power_correct_scores_15_and_records_response(room):
 def test_correct_after_power_mark_scores_10(room):
     # power mark after 16 words; with sentence pauses word 17 is shown well after 1,700 ms
     buzz_at(room, "a", 2600)
-    room_row = Room.objects.get(slug="r")
-    assert room_row.buzz_word_index > 16
+    assert Room.objects.get(slug="r").buzz_word_index > 16  # saved before the buzz event is told
     assert answer_at(room, "a", "Zanzibar", 2700).events[0]["points"] == 10
 
 
@@ -80,17 +85,17 @@ def test_wrong_answer_negs_while_words_remain_then_reading_resumes(room):
     events = answer_at(room, "a", "madagascar", 600).events
     assert types(events) == ["ruling", "scores"] and events[0]["points"] == -5
     # reading resumes from word 5: word 5 one interval after the ruling
-    assert services.room_tick(slug="r", driver_id="p1", now=at(650)).events == []
-    tick = services.room_tick(slug="r", driver_id="p1", now=at(700)).events
-    assert tick == [{"type": "words", "qid": room["qid"], "start": 5, "words": ["W05"]}]
+    assert tick(room["room"], 650) == []
+    words = tick(room["room"], 700)
+    assert [(e["start"], e["words"], e["t"]) for e in words] == [(5, ["W05"], int(at(700).timestamp() * 1000))]
     # the same player cannot buzz again; the other can
     assert buzz_at(room, "a", 800).reply[0]["code"] == "locked_out"
     assert types(buzz_at(room, "b", 800).events)[-1] == "buzz"
 
 
 def test_wrong_answer_after_last_word_scores_zero(room):
-    tick = services.room_tick(slug="r", driver_id="p1", now=at(3200))
-    assert sum(len(e["words"]) for e in tick.events if e["type"] == "words") == room["n"] - 1
+    events = tick(room["room"], 3200)
+    assert sum(len(e["words"]) for e in events if e["type"] == "words") == room["n"] - 1
     buzz_at(room, "a", 3300)
     assert answer_at(room, "a", "madagascar", 3400).events[0]["points"] == 0
 
@@ -107,8 +112,8 @@ def test_prompt_then_accept(room):
 def test_answer_deadline_rules_reject_with_empty_text(room):
     buzz_at(room, "a", 450)
     # deadline at 5,450 ms; the clock waits out the 750 ms grace for answers already in flight
-    assert services.room_tick(slug="r", driver_id="p1", now=at(6150)).events == []
-    events = services.room_tick(slug="r", driver_id="p1", now=at(6200)).events
+    assert tick(room["room"], 6150) == []
+    events = tick(room["room"], 6200)
     assert events[0] == {"type": "ruling", "qid": room["qid"], "player_id": room["a"], "text": "", "verdict": "reject", "points": -5}
     row = Response.objects.get()
     assert row.given == "" and row.meta["timeout"] is True
@@ -116,7 +121,7 @@ def test_answer_deadline_rules_reject_with_empty_text(room):
 
 def test_dead_time_ends_tossup(room):
     n = room["n"]
-    last = services.room_tick(slug="r", driver_id="p1", now=at(20_000)).events
+    last = tick(room["room"], 20_000)
     assert types(last) == ["words", "tossup_end"] and last[-1]["reason"] == "timeout"
     assert n == len(room["item"].data["words"])
 
@@ -129,28 +134,45 @@ def test_buzzer_taken_and_answer_without_buzzer(room):
     assert exc.value.code == "not_your_buzz"
 
 
-def test_only_one_process_leads_the_clock(room):
-    assert services.room_tick(slug="r", driver_id="p1", now=at(10)).leader
-    assert not services.room_tick(slug="r", driver_id="p2", now=at(20)).leader
-    assert services.room_tick(slug="r", driver_id="p2", now=at(10_000)).leader  # lease lapsed
+def test_only_one_process_leads_and_a_deposed_leader_cannot_write(room):
+    assert services.room_take(slug="r", driver="p2", now=at(10), lease=LEASE) is None
+    successor = services.room_take(slug="r", driver="p2", now=T0 + 2 * LEASE, lease=LEASE)  # p1's lease lapsed
+    assert successor is not None and successor.qid == room["qid"] and successor.phase == Room.Phase.READING
+    with pytest.raises(LostLease):  # p1 still believes it leads: its write is fenced off
+        buzz_at(room, "a", 450)
+    assert Room.objects.get(slug="r").phase == Room.Phase.READING
+    assert not services.room_renew(room=room["room"], now=at(500), lease=LEASE)
+    assert services.room_renew(room=successor, now=T0 + 2 * LEASE, lease=LEASE)
+
+
+def test_names_are_cleaned_and_made_unique_in_a_room(room):
+    r = room["room"]
+    cy = Agent.objects.create(kind="human", name="x")
+    assert services.room_join(room=r, agent_id=cy.pk, name="  Ann  ", now=T0).name == "Ann (2)"
+    assert services.room_join(room=r, agent_id=cy.pk, name="Ann", now=T0).name == "Ann (2)"  # the same player
+    for bad in ("evil\u202egnp", "zero\u200bwidth", "bell\x07", "", " " * 3, "x" * 41):
+        with pytest.raises(PlayError) as exc:
+            services.room_join(room=r, agent_id=cy.pk, name=bad, now=T0)
+        assert exc.value.code == "bad_name"
+    assert Player.objects.filter(room=r).count() == 3
 
 
 def test_settings_are_validated(room):
     with pytest.raises(PlayError):
-        services.room_update_settings(slug="r", player_id=room["a"], changes={"ms_per_word": 5})
+        services.room_update_settings(room=room["room"], player_id=room["a"], changes={"ms_per_word": 5})
     with pytest.raises(PlayError):
-        services.room_update_settings(slug="r", player_id=room["a"], changes={"bogus": 1})
+        services.room_update_settings(room=room["room"], player_id=room["a"], changes={"bogus": 1})
 
 
 def test_report_flags_latest_ruling_without_touching_it(room):
     from quizsite.items.models import RulingReport
 
     with pytest.raises(PlayError):
-        services.room_report(slug="r", player_id=room["a"], qid=room["qid"])
+        services.room_report(room=room["room"], player_id=room["a"], qid=room["qid"])
     buzz_at(room, "a", 450)
     answer_at(room, "a", "zanzibarr island", 600)
     before = list(Response.objects.values())
-    reply = services.room_report(slug="r", player_id=room["a"], qid=room["qid"], comment="typo").reply[0]
+    reply = services.room_report(room=room["room"], player_id=room["a"], qid=room["qid"], comment="typo").reply[0]
     report = RulingReport.objects.get()
     assert reply["response_id"] == report.response_id == before[0]["id"]
     assert list(Response.objects.values()) == before  # the original row is never rewritten
@@ -164,9 +186,9 @@ def test_answer_arriving_within_the_grace_is_judged(room):
 
 def test_next_while_reading_needs_the_running_qid(room):
     with pytest.raises(PlayError) as exc:
-        services.room_next(slug="r", player_id=room["b"], now=at(100))
+        services.room_next(room=room["room"], player_id=room["b"], now=at(100))
     assert exc.value.code == "busy"
-    events = services.room_next(slug="r", player_id=room["b"], now=at(200), qid=room["qid"]).events
+    events = services.room_next(room=room["room"], player_id=room["b"], now=at(200), qid=room["qid"]).events
     kinds = [e["type"] for e in events]
     assert kinds[kinds.index("tossup_end") + 1] == "tossup"
     assert events[kinds.index("tossup_end")]["reason"] == "skipped"

@@ -53,17 +53,22 @@ def test_unknown_agents_and_items_are_handled(world, active_fit):
     assert 0 < value <= 0.5
 
 
+ROOMS: dict = {}
+
+
 def join(name: str, settings: dict, slug: str = "ad") -> int:
     agent = Agent.objects.create(kind="human", name=name)
-    player, _ = play.room_join(slug=slug, agent=agent, name=name, initial_settings=settings, now=T0)
-    return player.pk
+    room = play.room_take(slug=slug, driver="test", now=T0, lease=timedelta(hours=1), initial_settings=settings)
+    ROOMS[slug] = room
+    return play.room_join(room=room, agent_id=agent.pk, name=name, now=T0).pk
 
 
 def play_one(player_id: int, slug: str = "ad") -> Response:
-    events = play.room_next(slug=slug, player_id=player_id, now=T0).events
+    room = ROOMS[slug]
+    events = play.room_next(room=room, player_id=player_id, now=T0, present=[player_id]).events
     qid = events[0]["qid"]
-    play.room_buzz(slug=slug, player_id=player_id, qid=qid, now=T0 + timedelta(milliseconds=150))
-    play.room_answer(slug=slug, player_id=player_id, qid=qid, text="wrong", now=T0 + timedelta(milliseconds=500))
+    play.room_buzz(room=room, player_id=player_id, qid=qid, now=T0 + timedelta(milliseconds=150))
+    play.room_answer(room=room, player_id=player_id, qid=qid, text="wrong", now=T0 + timedelta(milliseconds=500))
     return Response.objects.filter(room=slug).order_by("-id").first()
 
 

@@ -1,0 +1,266 @@
+"""The leader of one room: its live state in memory, its reading clock, one command at a time.
+
+Exactly one process leads a room (a lease in the room row, play/hub.py). The leader keeps the `Room`
+row object and the players in memory, reveals words on its own clock without a database write, and
+writes only at transitions (a tossup starts, a buzz, a ruling, an end), each before its events are
+published. A transition runs on a copy of the room and replaces the state only after its commit, so
+a failed write (or a lost lease) leaves the room as it was. The lock keeps the clock from revealing a
+word while a buzz that stopped reading is being committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import secrets
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from channels.db import database_sync_to_async
+from django.utils import timezone
+
+from . import services
+from .messages import Event, chat_recent, hello_state
+from .models import Player, Room
+from .services import LostLease, Outcome, PlayError
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+log = logging.getLogger(__name__)
+PRESENCE_FLUSH_S = 0.25  # joins and leaves reach the room in batches, not one broadcast per join
+CHAT_BURST, CHAT_PER_S = 20.0, 5.0  # chat lines per room: a crowd cannot drown the room
+IDLE_STOP = timedelta(seconds=10)  # a room nobody is connected to stops leading after this
+
+db = database_sync_to_async
+# How the leader answers the requester: JSON texts for them alone, and for a join, who they are now.
+Reply = Callable[[list[str], dict[str, Any]], Awaitable[None]]
+
+
+def dumps(event: Event) -> str:
+    return json.dumps(event, ensure_ascii=False)
+
+
+class RoomActor:
+    def __init__(self, hub: Hub, room: Room, players: dict[int, dict[str, Any]], online: set[int], now: datetime):
+        self.hub, self.room, self.slug = hub, room, room.slug
+        self.players = players
+        self.online: Counter[int] = Counter({pid: 1 for pid in online})
+        self.term = secrets.token_hex(4)  # events of this leadership, numbered by seq
+        self.seq = 0
+        self.lock = asyncio.Lock()
+        self.poke = asyncio.Event()
+        self.lease_until = now + hub.lease
+        self.alone_since: datetime | None = None if online else now
+        self.pending_presence: set[int] = set()
+        self.chat_tokens, self.chat_at = CHAT_BURST, now
+        self.stopped = False
+        self.task = asyncio.get_running_loop().create_task(self._clock(), name=f"room-{self.slug}")
+        self.presence_task: asyncio.Task | None = None
+        self.inbox: asyncio.Queue[tuple[str, dict[str, Any], Reply]] = asyncio.Queue()
+        self.inbox_task: asyncio.Task | None = None
+
+    # --- commands (from local sockets or forwarded from other processes) --------------------------------
+
+    async def handle(self, kind: str, payload: dict[str, Any], reply: Reply) -> None:
+        """Run one command; `reply` gets the events for the requester alone (and join's identity)."""
+        if kind == "join":
+            try:
+                await self._join(payload, reply)
+            except PlayError as exc:
+                await reply([dumps(exc.as_event())], {"failed": True})
+            return
+        try:
+            if kind == "leave":
+                self._leave(payload["player_id"])
+                return
+            player_id = payload["player_id"]
+            if player_id not in self.players:
+                raise PlayError("not_joined", "join the room first")
+            events = await getattr(self, f"_on_{kind}")(player_id, payload)
+        except PlayError as exc:
+            events = [exc.as_event()]
+        if events:
+            await reply([dumps(e) for e in events], {})
+
+    async def inbox_run(self, kind: str, payload: dict[str, Any], reply: Reply) -> None:
+        """Commands forwarded by other processes run one after another, in the order they arrived."""
+        self.inbox.put_nowait((kind, payload, reply))
+        if self.inbox_task is None or self.inbox_task.done():
+            self.inbox_task = asyncio.get_running_loop().create_task(self._drain_inbox())
+
+    async def _drain_inbox(self) -> None:
+        while not self.inbox.empty():
+            kind, payload, reply = self.inbox.get_nowait()
+            try:
+                await self.handle(kind, payload, reply)
+            except Exception:
+                log.exception("room %s: forwarded %s failed", self.slug, kind)
+                await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
+
+    async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
+        player, chat = await db(self._join_db)(payload["agent_id"], payload["name"])
+        known = self.players.get(player.pk)
+        self.players[player.pk] = {"id": player.pk, "name": player.name, "score": player.score}
+        self.online[player.pk] += 1
+        self.alone_since = None
+        if known is None or known["name"] != player.name or self.online[player.pk] == 1:
+            self._presence(player.pk)
+        # Built and handed over with no await in between: the hello is the state as of event `seq`.
+        hello = {"type": "hello", "player_id": player.pk, "room": self.slug,
+                 "state": hello_state(self.room, timezone.now(), self._players_list(), chat)}
+        await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
+
+    def _join_db(self, agent_id: int, name: str) -> tuple[Player, list[dict[str, Any]]]:
+        return services.room_join(room=self.room, agent_id=agent_id, name=name, now=timezone.now()), chat_recent(self.room)
+
+    def _leave(self, player_id: int) -> None:
+        if self.online.get(player_id, 0) > 0:
+            self.online[player_id] -= 1
+            if self.online[player_id] == 0:
+                self._presence(player_id)
+        if not any(self.online.values()) and self.alone_since is None:
+            self.alone_since = timezone.now()
+
+    async def _on_next(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        present = [pid for pid, n in self.online.items() if n > 0]
+        return await self._transition(services.room_next, player_id=player_id, qid=str(payload.get("qid") or ""),
+                                      present=present)
+
+    async def _on_buzz(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        return await self._transition(services.room_buzz, player_id=player_id, qid=str(payload.get("qid", "")))
+
+    async def _on_answer(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        return await self._transition(services.room_answer, player_id=player_id, qid=str(payload.get("qid", "")),
+                                      text=payload["text"])
+
+    async def _on_settings(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        return await self._transition(services.room_update_settings, player_id=player_id, changes=payload["changes"],
+                                      timed=False)
+
+    async def _on_chat(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        now = timezone.now()
+        self.chat_tokens = min(CHAT_BURST, self.chat_tokens + (now - self.chat_at).total_seconds() * CHAT_PER_S)
+        self.chat_at = now
+        if self.chat_tokens < 1:
+            raise PlayError("too_fast", "the room's chat is busy; wait a moment")
+        self.chat_tokens -= 1
+        outcome = await db(services.room_chat)(room=self.room, player_id=player_id, text=payload["text"])
+        await self.publish(outcome.events)
+        return []
+
+    async def _on_report(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        outcome = await db(services.room_report)(room=self.room, player_id=player_id, qid=str(payload.get("qid", "")),
+                                                 comment=payload.get("comment", ""))
+        return outcome.reply
+
+    async def _on_sync(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        have = payload.get("have", 0)
+        return services.room_sync(room=self.room, qid=str(payload.get("qid", "")),
+                                  have=have if isinstance(have, int) and not isinstance(have, bool) else 0)
+
+    async def _transition(self, service: Callable[..., Outcome], timed: bool = True, **kwargs: Any) -> list[Event]:
+        async with self.lock:
+            room = copy.copy(self.room)
+            if timed:
+                kwargs["now"] = timezone.now()
+            try:
+                outcome = await db(service)(room=room, **kwargs)
+            except LostLease:
+                await self.stop(release=False)
+                raise PlayError("busy", "the room moved to another server; try again") from None
+            self.room = room
+            await self._published(outcome)
+        self.poke.set()
+        return outcome.reply
+
+    async def _published(self, outcome: Outcome) -> None:
+        for event in outcome.events:
+            if event["type"] == "scores":
+                for p in event["players"]:
+                    self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+        await self.publish(outcome.events)
+
+    # --- events ---------------------------------------------------------------------------------------
+
+    async def publish(self, events: list[Event]) -> None:
+        if events:
+            self.seq += 1
+            await self.hub.publish(self.slug, self.term, self.seq, [dumps(e) for e in events])
+
+    def _players_list(self) -> list[dict[str, Any]]:
+        return [{**p, "online": self.online.get(pid, 0) > 0} for pid, p in self.players.items()]
+
+    def _presence(self, player_id: int) -> None:
+        """Joins and leaves go out as one `presence` event per flush, with only the players that changed."""
+        self.pending_presence.add(player_id)
+        if self.presence_task is None or self.presence_task.done():
+            self.presence_task = asyncio.get_running_loop().create_task(self._flush_presence())
+
+    async def _flush_presence(self) -> None:
+        await asyncio.sleep(PRESENCE_FLUSH_S)
+        changed, self.pending_presence = self.pending_presence, set()
+        players = [{**self.players[pid], "online": self.online.get(pid, 0) > 0} for pid in changed if pid in self.players]
+        await self.publish([{"type": "presence", "players": players}])
+
+    def refresh_online(self, seen: set[int], now: datetime) -> None:
+        """Presence is a lease: a player no process has marked as seen lately is offline, even if the
+        socket's clean-up never ran (a killed process, a consumer that died)."""
+        for pid, n in list(self.online.items()):
+            if n > 0 and pid not in seen:
+                self.online[pid] = 0
+                self._presence(pid)
+        if not any(self.online.values()) and self.alone_since is None:
+            self.alone_since = now
+
+    def idle(self, now: datetime) -> bool:
+        return (self.alone_since is not None and now - self.alone_since > IDLE_STOP
+                and self.room.phase != Room.Phase.BUZZED)
+
+    # --- the clock --------------------------------------------------------------------------------------
+
+    async def _clock(self) -> None:
+        while not self.stopped:
+            self.poke.clear()
+            wait = 1.0
+            try:
+                async with self.lock:
+                    now = timezone.now()
+                    if now >= self.lease_until:  # the lease lapsed unrenewed: a successor may be reading
+                        wait = 0.05
+                    else:
+                        events = services.room_reveal(room=self.room, now=now)
+                        if events:
+                            await self.publish(events)
+                        if services.room_expiry_due(room=self.room, now=now):
+                            room = copy.copy(self.room)
+                            outcome = await db(services.room_expire)(room=room, now=now)
+                            self.room = room
+                            await self._published(outcome)
+                        wait = services.room_wake_in(room=self.room, now=timezone.now())
+            except LostLease:
+                await self.stop(release=False)
+                return
+            except Exception:  # a failed write must not kill the room's clock; try again shortly
+                log.exception("room %s: clock step failed", self.slug)
+                wait = 0.5
+            try:
+                await asyncio.wait_for(self.poke.wait(), timeout=min(max(wait, 0.001), 1.0))
+            except TimeoutError:
+                pass
+
+    async def stop(self, *, release: bool = True) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
+        self.poke.set()
+        self.hub.actor_stopped(self)
+        if release:
+            try:
+                await db(services.room_release)(room=self.room)
+            except Exception:
+                log.exception("room %s: could not release the lease", self.slug)

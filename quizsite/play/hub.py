@@ -1,0 +1,405 @@
+"""One hub per process: the play sockets it holds, fan-out, room leadership and command forwarding.
+
+Why this shape: under load the cost of a live room was its plumbing, not its game. So:
+- A room is led by exactly one process at a time, chosen by a lease in the room row (`driver`,
+  `driver_until`); the leader is a RoomActor (play/actor.py) that keeps the room in memory. Any
+  process takes over a room whose lease lapsed (its leader died) within `LEASE` + `WATCH_S`.
+- Every other process forwards its players' commands to the leader's process channel and gets the
+  answers back on its own: buzzer order is decided in one place, in memory, and written before it is
+  told.
+- Events go out once per room and process: the process channel is in the room's group (one
+  subscription per room and process on Redis pub/sub), the leader serialises each event once, and the
+  hub writes the same text to each of its sockets in the room. No socket has a channel of its own.
+- Presence is a lease too: each process marks the players it holds sockets for every
+  `PRESENCE_BEAT_S`, and a leader counts as offline whoever nobody marked for `PRESENCE_TTL`; a socket
+  whose clean-up never ran therefore leaks nothing for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+from . import services
+from .actor import RoomActor
+from .messages import Event
+from .models import Room
+from .services import PlayError
+
+log = logging.getLogger(__name__)
+LEASE = timedelta(seconds=1.5)
+RENEW_EVERY = timedelta(seconds=0.5)
+WATCH_S = 0.25
+PRESENCE_BEAT_S = 5.0
+PRESENCE_TTL = timedelta(seconds=15)
+REPLY_TIMEOUT_S = 10.0
+
+# Lease and presence work runs on a thread of its own, so that a queue of joins on the database thread
+# cannot make a leader miss its renewal.
+_lease_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="play-lease")
+
+
+def group_name(slug: str) -> str:
+    return f"play.room.{slug}"
+
+
+class Conn(Protocol):
+    """What the hub needs of a socket (the consumer)."""
+
+    conn_id: int
+    slug: str
+    player_id: int | None
+    ip: str
+    session_key: str
+
+    async def deliver(self, term: str, seq: int, texts: list[str]) -> None: ...
+
+    async def reply(self, texts: list[str], join: dict[str, Any]) -> None: ...
+
+
+class Bucket:
+    """A token bucket: `rate` per second, at most `burst` at once."""
+
+    def __init__(self, rate: float, burst: float):
+        self.rate, self.burst, self.tokens, self.at = rate, burst, burst, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+def _in_lease_thread(fn: Callable[..., Any], **kwargs: Any) -> Awaitable[Any]:
+    def call() -> Any:
+        close_old_connections()
+        return fn(**kwargs)
+
+    return asyncio.get_running_loop().run_in_executor(_lease_thread, call)
+
+
+class Hub:
+    def __init__(self) -> None:
+        self.layer = get_channel_layer()
+        self.lease = LEASE
+        self.channel = ""
+        self.conns: dict[int, Conn] = {}
+        self.rooms: dict[str, set[Conn]] = {}
+        self.actors: dict[str, RoomActor] = {}
+        self.leaders: dict[str, str] = {}  # slug -> the leader's channel, for rooms led elsewhere
+        self.resolving: dict[str, asyncio.Lock] = {}
+        self.per_ip: Counter[str] = Counter()
+        self.per_session: Counter[str] = Counter()
+        self.ip_buckets: dict[str, Bucket] = {}
+        self.tasks: list[asyncio.Task] = []
+        self.started = asyncio.Lock()
+        self.last_beat = 0.0
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # --- life cycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        async with self.started:
+            if self.channel:
+                return
+            self.channel = await self.layer.new_channel()
+            loop = asyncio.get_running_loop()
+            self.tasks = [loop.create_task(self._receive_loop(), name="play-hub-receive"),
+                          loop.create_task(self._watch_loop(), name="play-hub-watch")]
+
+    async def close(self) -> None:
+        for actor in list(self.actors.values()):
+            await actor.stop()
+        for task in self.tasks:
+            task.cancel()
+
+    # --- sockets ------------------------------------------------------------------------------------
+
+    def register(self, conn: Conn) -> str:
+        """Admit a socket, or say why not: a client may hold only so many at once."""
+        if self.per_ip[conn.ip] >= settings.PLAY_MAX_CONN_PER_IP:
+            return "too many connections from your address"
+        if conn.session_key and self.per_session[conn.session_key] >= settings.PLAY_MAX_CONN_PER_SESSION:
+            return "too many connections from this browser"
+        self.conns[conn.conn_id] = conn
+        self.per_ip[conn.ip] += 1
+        if conn.session_key:
+            self.per_session[conn.session_key] += 1
+        return ""
+
+    def unregister(self, conn: Conn) -> None:
+        """Forget a socket. Sync and safe to call twice: it runs in the consumer's `finally`, however it ended."""
+        if self.conns.pop(conn.conn_id, None) is None:
+            return
+        self.per_ip[conn.ip] -= 1
+        if self.per_ip[conn.ip] <= 0:
+            del self.per_ip[conn.ip]
+            self.ip_buckets.pop(conn.ip, None)
+        if conn.session_key:
+            self.per_session[conn.session_key] -= 1
+            if self.per_session[conn.session_key] <= 0:
+                del self.per_session[conn.session_key]
+        members = self.rooms.get(conn.slug)
+        if members is not None and conn in members:
+            members.discard(conn)
+            loop = asyncio.get_running_loop()
+            if conn.player_id is not None:
+                loop.create_task(self._fire(conn.slug, "leave", {"player_id": conn.player_id}))
+            if not members:
+                del self.rooms[conn.slug]
+                loop.create_task(self._discard_group(conn.slug))
+
+    def allow_message(self, conn: Conn) -> bool:
+        bucket = self.ip_buckets.get(conn.ip)
+        if bucket is None:
+            bucket = self.ip_buckets[conn.ip] = Bucket(settings.PLAY_IP_MSGS_PER_S, 2 * settings.PLAY_IP_MSGS_PER_S)
+        return bucket.take()
+
+    async def enter(self, conn: Conn) -> None:
+        """Put the socket in its room's local fan-out (before its join goes out, so it misses nothing)."""
+        await self.start()
+        members = self.rooms.get(conn.slug)
+        if members is None:
+            members = self.rooms[conn.slug] = set()
+            await self.layer.group_add(group_name(conn.slug), self.channel)
+        members.add(conn)
+
+    async def _discard_group(self, slug: str) -> None:
+        if slug not in self.rooms:
+            try:
+                await self.layer.group_discard(group_name(slug), self.channel)
+            except Exception:
+                log.warning("could not leave the group of room %s", slug, exc_info=True)
+
+    # --- commands -----------------------------------------------------------------------------------
+
+    async def command(self, conn: Conn, kind: str, payload: dict[str, Any], initial: dict[str, Any] | None = None) -> None:
+        """Run a player's command at the room's leader; its answer reaches `conn.reply`."""
+        actor, leader = await self._leader(conn.slug, initial)
+        if actor is not None:
+            await actor.handle(kind, payload, conn.reply)
+            return
+        await self.layer.send(leader, {"type": "play.command", "slug": conn.slug, "kind": kind, "payload": payload,
+                                       "conn": conn.conn_id, "reply_to": self.channel})
+
+    async def _fire(self, slug: str, kind: str, payload: dict[str, Any]) -> None:
+        """A command nobody waits for (a leave)."""
+        try:
+            actor = self.actors.get(slug)
+            if actor is not None:
+                await actor.handle(kind, payload, _no_reply)
+            elif slug in self.leaders:
+                await self.layer.send(self.leaders[slug], {"type": "play.command", "slug": slug, "kind": kind,
+                                                           "payload": payload, "conn": 0, "reply_to": ""})
+        except Exception:
+            log.warning("room %s: %s was not delivered", slug, kind, exc_info=True)
+
+    async def _leader(self, slug: str, initial: dict[str, Any] | None) -> tuple[RoomActor | None, str]:
+        actor = self.actors.get(slug)
+        if actor is not None:
+            return actor, self.channel
+        if slug in self.leaders:
+            return None, self.leaders[slug]
+        lock = self.resolving.setdefault(slug, asyncio.Lock())
+        async with lock:
+            if slug in self.actors:
+                return self.actors[slug], self.channel
+            if slug in self.leaders:
+                return None, self.leaders[slug]
+            now = timezone.now()
+            taken = await _in_lease_thread(_take, slug=slug, driver=self.channel, now=now, lease=self.lease,
+                                           initial=initial or {})
+            if taken is None:
+                driver, _ = await _in_lease_thread(services.room_leader, slug=slug)
+                if not driver:
+                    raise PlayError("busy", "the room is changing servers; try again")
+                self.leaders[slug] = driver
+                return None, driver
+            return self._lead(taken, now), self.channel
+
+    def _lead(self, taken: tuple[Room, dict, set], now: datetime) -> RoomActor:
+        room, players, online = taken
+        actor = RoomActor(self, room, players, online, now)
+        self.actors[room.slug] = actor
+        self.leaders.pop(room.slug, None)
+        return actor
+
+    def actor_stopped(self, actor: RoomActor) -> None:
+        if self.actors.get(actor.slug) is actor:
+            del self.actors[actor.slug]
+
+    # --- events -------------------------------------------------------------------------------------
+
+    async def publish(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
+        try:
+            await self.layer.group_send(group_name(slug), {"type": "play.event", "slug": slug, "term": term,
+                                                           "seq": seq, "texts": texts})
+        except Exception:  # the layer is down (Redis restarting): clients catch up with `sync`
+            log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
+
+    async def _receive_loop(self) -> None:
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("play hub: channel layer receive failed; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                await self._dispatch(message)
+            except Exception:
+                log.exception("play hub: could not handle %s", message.get("type"))
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "play.event":
+            for conn in list(self.rooms.get(message["slug"], ())):
+                await conn.deliver(message["term"], message["seq"], message["texts"])
+        elif kind == "play.reply":
+            conn = self.conns.get(message["conn"])
+            join = message.get("join") or {}
+            if conn is not None:
+                if join.get("moved"):
+                    self.forget_leader(conn.slug)
+                await conn.reply(message["texts"], join)
+        elif kind == "play.command":
+            asyncio.get_running_loop().create_task(self._remote_command(message))
+
+    async def _remote_command(self, message: dict[str, Any]) -> None:
+        reply_to, conn_id = message["reply_to"], message["conn"]
+
+        async def reply(texts: list[str], join: dict[str, Any]) -> None:
+            if reply_to:
+                await self.layer.send(reply_to, {"type": "play.reply", "conn": conn_id, "texts": texts, "join": join})
+
+        actor = self.actors.get(message["slug"])
+        if actor is None:  # we lost the room: the sender must look the leader up again
+            await reply([_error_text("busy", "the room moved to another server; try again")], {"moved": True})
+            return
+        await actor.inbox_run(message["kind"], message["payload"], reply)
+
+    def forget_leader(self, slug: str) -> None:
+        self.leaders.pop(slug, None)
+
+    # --- leases and presence ------------------------------------------------------------------------
+
+    async def _watch_loop(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_S)
+            try:
+                await self._watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("play hub: lease pass failed", exc_info=True)
+
+    async def _watch(self) -> None:
+        now = timezone.now()
+        for actor in list(self.actors.values()):
+            if actor.idle(now):
+                await actor.stop()
+        renew = [a for a in self.actors.values() if a.lease_until - now < self.lease - RENEW_EVERY]
+        wanted = [slug for slug in self.rooms if slug not in self.actors]
+        beat = time.monotonic() - self.last_beat >= PRESENCE_BEAT_S
+        seen = sorted({c.player_id for c in self.conns.values() if c.player_id is not None}) if beat else []
+        led = list(self.actors.values()) if beat else []
+        if not (renew or wanted or beat):
+            return
+        if beat:
+            self.last_beat = time.monotonic()
+        result = await _in_lease_thread(
+            _lease_pass, driver=self.channel, renew=[a.room for a in renew], wanted=wanted, seen=seen,
+            led=[a.room for a in led], now=now, lease=self.lease,
+        )
+        for actor in renew:
+            if result["renewed"].get(actor.slug):
+                actor.lease_until = now + self.lease
+            else:
+                log.warning("room %s: lease lost to another process", actor.slug)
+                await actor.stop(release=False)
+        for actor in led:
+            if actor.slug in result["online"]:
+                actor.refresh_online(result["online"][actor.slug], now)
+        for slug, driver in result["leaders"].items():
+            self.leaders[slug] = driver
+        for slug, taken in result["taken"].items():
+            if slug in self.actors:
+                continue
+            log.info("room %s: taking over the lead", slug)
+            actor = self._lead(taken, now)
+            actor.poke.set()
+
+
+def _take(*, slug: str, driver: str, now: datetime, lease: timedelta, initial: dict[str, Any]) -> tuple | None:
+    room = services.room_take(slug=slug, driver=driver, now=now, lease=lease, initial_settings=initial)
+    if room is None:
+        return None
+    players, online = services.players_load(room=room, online_since=now - PRESENCE_TTL)
+    return room, players, online
+
+
+def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
+                now: datetime, lease: timedelta) -> dict[str, Any]:
+    """One round trip of lease work: renew ours, look up (or take over) the rooms led elsewhere, mark
+    presence, and read who is online in the rooms we lead."""
+    renewed = {room.slug: services.room_renew(room=room, now=now, lease=lease) for room in renew}
+    leaders: dict[str, str] = {}
+    taken: dict[str, tuple] = {}
+    for slug in wanted:
+        leader, until = services.room_leader(slug=slug)
+        if leader and leader != driver and until is not None and until > now:
+            leaders[slug] = leader
+            continue
+        got = _take(slug=slug, driver=driver, now=now, lease=lease, initial={})
+        if got is not None:
+            taken[slug] = got
+    services.players_seen(player_ids=seen, now=now)
+    online = {room.slug: services.players_online(room=room, since=now - PRESENCE_TTL) for room in led}
+    return {"renewed": renewed, "leaders": leaders, "taken": taken, "online": online}
+
+
+def _error_text(code: str, message: str) -> str:
+    return json.dumps({"type": "error", "code": code, "message": message})
+
+
+async def _no_reply(texts: list[str], join: dict[str, Any]) -> None:
+    return None
+
+
+_hubs: dict[int, Hub] = {}
+
+
+def get_hub() -> Hub:
+    """The hub of the running event loop (one per process in production; one per test's loop in tests)."""
+    loop = asyncio.get_running_loop()
+    hub = _hubs.get(id(loop))
+    if hub is None or hub.loop is not loop:
+        hub = Hub()
+        hub.loop = loop
+        _hubs.clear()  # a new loop (a new test) starts afresh; the old loop's tasks died with it
+        _hubs[id(loop)] = hub
+    return hub
+
+
+def reset() -> None:
+    _hubs.clear()
+
+
+__all__ = ["Conn", "Event", "Hub", "get_hub", "group_name", "reset"]
