@@ -100,7 +100,7 @@ def plot(points: list[tuple[str, int, CaseResult]], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, metric in zip(axes, ("late", "spread"), strict=True):
         for label in sorted({p[0] for p in points}):
-            rows = sorted((n, r.row()) for lab, n, r in points if lab == label)
+            rows = sorted(((n, r.row()) for lab, n, r in points if lab == label), key=lambda nr: nr[0])
             for pct, style in (("p50", "--"), ("p99", "-")):
                 ax.plot([n for n, _ in rows], [row[f"{metric}_{pct}"] for _, row in rows], style, marker="o",
                         label=f"{label} {pct}")

@@ -15,7 +15,7 @@ import copy
 import json
 import logging
 import secrets
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PRESENCE_FLUSH_S = 0.25  # joins and leaves reach the room in batches, not one broadcast per join
 CHAT_BURST, CHAT_PER_S = 20.0, 5.0  # chat lines per room: a crowd cannot drown the room
+CHAT_KEPT = 30
 IDLE_STOP = timedelta(seconds=10)  # a room nobody is connected to stops leading after this
 
 db = database_sync_to_async
@@ -63,6 +64,7 @@ class RoomActor:
         self.presence_task: asyncio.Task | None = None
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any], Reply]] = asyncio.Queue()
         self.inbox_task: asyncio.Task | None = None
+        self.chat: deque[dict[str, Any]] | None = None  # the last lines, for hellos (read on the first join)
 
     # --- commands (from local sockets or forwarded from other processes) --------------------------------
 
@@ -116,7 +118,11 @@ class RoomActor:
         await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
 
     def _join_db(self, agent_id: int, name: str) -> tuple[Player, list[dict[str, Any]]]:
-        return services.room_join(room=self.room, agent_id=agent_id, name=name, now=timezone.now()), chat_recent(self.room)
+        taken = {pid: p["name"] for pid, p in self.players.items()}
+        player = services.room_join(room=self.room, agent_id=agent_id, name=name, now=timezone.now(), taken=taken)
+        if self.chat is None:
+            self.chat = deque(chat_recent(self.room), maxlen=CHAT_KEPT)
+        return player, list(self.chat)
 
     def _leave(self, player_id: int) -> None:
         if self.online.get(player_id, 0) > 0:
@@ -150,6 +156,8 @@ class RoomActor:
             raise PlayError("too_fast", "the room's chat is busy; wait a moment")
         self.chat_tokens -= 1
         outcome = await db(services.room_chat)(room=self.room, player_id=player_id, text=payload["text"])
+        if self.chat is not None:
+            self.chat.extend({k: e[k] for k in ("player_id", "name", "text")} for e in outcome.events)
         await self.publish(outcome.events)
         return []
 

@@ -167,7 +167,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
         except BadName as exc:
             raise PlayError("bad_name", str(exc)) from None
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
-        initial = await database_sync_to_async(services.settings_clean)(query) if query else {}
+        initial = services.settings_clean(query, check_set=False) if query else {}
         agent = await self._agent(name)
         self.joining = asyncio.get_running_loop().create_future()
         await self.hub.enter(self)
@@ -209,7 +209,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
         key = session.get("guest_key") if session is not None else None
         if not key:  # guests are made on join, never on connect
             key = new_guest_key()
-            if session is not None:
+            if session is not None and session.session_key:  # a cookieless socket could never carry it back
                 session["guest_key"] = key
                 session.save()
         return agent_get_or_create_guest(guest_key=key, name=name)

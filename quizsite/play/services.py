@@ -54,6 +54,8 @@ SETTING_RANGES: dict[str, tuple[int, int]] = {
     "adaptive": (0, 1),  # research app: pick the most informative tossup for the players present (needs an active fit)
 }
 TEXT_SETTINGS = ("set", "category")
+# What a buzz changes (the leader knows the buzzer is a player of the room).
+BUZZ_FIELDS = ("phase", "sent_upto", "buzz_player", "buzz_word_index", "buzz_deadline", "buzz_prompts", "locked_out")
 # The room's live fields, written together by `_save`.
 LIVE_FIELDS = (
     "settings", "phase", "item", "qid", "started_at", "reveal_base", "reveal_anchor", "sent_upto", "buzz_player",
@@ -82,8 +84,9 @@ class Outcome:
     reply: list[Event] = field(default_factory=list)
 
 
-def settings_clean(raw: dict[str, Any]) -> dict[str, Any]:
-    """Validate room settings from a query string or a `settings` message; unknown keys are refused."""
+def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, Any]:
+    """Validate room settings from a query string or a `settings` message; unknown keys are refused.
+    A join's query string is checked for the set only when it makes the room (`check_set=False` before)."""
     clean: dict[str, Any] = {}
     for key, value in raw.items():
         if key in SETTING_RANGES:
@@ -103,7 +106,7 @@ def settings_clean(raw: dict[str, Any]) -> dict[str, Any]:
             clean[key] = value
         else:
             raise PlayError("bad_settings", f"unknown setting {key!r}")
-    if clean.get("set") and not Item.objects.filter(item_set__slug=clean["set"], kind=Item.Kind.TOSSUP).exists():
+    if check_set and clean.get("set") and not Item.objects.filter(item_set__slug=clean["set"], kind=Item.Kind.TOSSUP).exists():
         raise PlayError("bad_settings", f"no tossups in item set {clean['set']!r}")
     return clean
 
@@ -120,7 +123,9 @@ def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
     """Make the room if it is new and lead it if nobody does (or the leader's lease lapsed): the room,
     loaded for its new leader, or None when another process leads it."""
     with transaction.atomic():
-        _, created = Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
+        if initial_settings and not Room.objects.filter(slug=slug).exists():
+            initial_settings = settings_clean(initial_settings)
+        Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
         taken = (
             Room.objects.filter(slug=slug)
             .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
@@ -146,8 +151,8 @@ def room_release(*, room: Room) -> None:
     Room.objects.filter(pk=room.pk, driver=room.driver).update(driver="", driver_until=None, sent_upto=room.sent_upto)
 
 
-def _save(room: Room) -> None:
-    values = {f: getattr(room, f) for f in LIVE_FIELDS}
+def _save(room: Room, fields: tuple[str, ...] = LIVE_FIELDS) -> None:
+    values = {f: getattr(room, f) for f in fields}
     if not Room.objects.filter(pk=room.pk, driver=room.driver).update(**values):
         raise LostLease(room.slug)
 
@@ -175,17 +180,19 @@ def players_online(*, room: Room, since: datetime) -> set[int]:
     return set(Player.objects.filter(room=room, last_seen__gte=since).values_list("id", flat=True))
 
 
-def room_join(*, room: Room, agent_id: int, name: str, now: datetime) -> Player:
+def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dict[int, str] | None = None) -> Player:
     """The agent's player in this room (one per agent: a reconnect or a second tab is the same player),
-    named as asked, with a suffix when another player of the room already shows that name."""
+    named as asked, with a suffix when another player of the room already shows that name. `taken`
+    (player id -> name) is the leader's copy of the room's names; without it they are read here."""
     try:
         name = name_clean(name)
     except BadName as exc:
         raise PlayError("bad_name", str(exc)) from None
     with transaction.atomic():
         player = Player.objects.filter(room=room, agent_id=agent_id).first()
-        taken = Player.objects.filter(room=room).exclude(agent_id=agent_id).filter(name__istartswith=name[:20])
-        name = name_unique(name, taken.values_list("name", flat=True))
+        if taken is None:
+            taken = dict(Player.objects.filter(room=room).values_list("id", "name"))
+        name = name_unique(name, (n for pid, n in taken.items() if player is None or pid != player.pk))
         if player is None:
             player = Player.objects.create(room=room, agent_id=agent_id, name=name, last_seen=now)
         elif player.name != name:
@@ -430,7 +437,6 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
         outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
     else:
         with transaction.atomic():
-            _player(room, player_id)
             answer_ms = room_settings(room)["answer_ms"]
             room.phase = Room.Phase.BUZZED
             room.buzz_player_id = player_id
@@ -438,7 +444,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
             room.buzz_deadline = now + timedelta(milliseconds=answer_ms)
             room.buzz_prompts = 0
             room.locked_out = [*room.locked_out, player_id]
-            _save(room)
+            _save(room, BUZZ_FIELDS)
         events.append(
             {"type": "buzz", "qid": room.qid, "player_id": player_id, "word_index": room.buzz_word_index,
              "deadline_ms": answer_ms}
