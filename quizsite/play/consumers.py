@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import parse_qsl
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -77,6 +78,14 @@ class PlayConsumer(AsyncWebsocketConsumer):
             self.hub.unregister(self)
             if self.worker is not None:
                 self.worker.cancel()
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes stale database connections before every message, a trip to the database
+        # thread per frame; the services' own database calls already do that, so frames skip it.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         self.slug = self.scope["url_route"]["kwargs"]["room"]
@@ -180,12 +189,12 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     # --- outbound ---------------------------------------------------------------------------------
 
-    async def deliver(self, term: str, seq: int, texts: list[str]) -> None:
-        """Room events from the hub; those the hello already covered are skipped."""
-        if self.player_id is None or (term == self.term and seq <= self.seq):
-            return
-        for text in texts:
-            await self.send(text_data=text)
+    def wants(self, term: str, seq: int) -> bool:
+        """Room events reach joined sockets only, and not those that the hello already covered."""
+        return self.player_id is not None and not (term == self.term and seq <= self.seq)
+
+    async def send_text(self, text: str) -> None:
+        await self.send(text_data=text)
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None:
         if join.get("player_id"):

@@ -27,9 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from channels.layers import get_channel_layer
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from . import services
@@ -41,14 +42,22 @@ from .services import PlayError
 log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=1.5)
 RENEW_EVERY = timedelta(seconds=0.5)
+# SQLite takes one writer at a time, and a writer that finds the lock taken sleeps in steps of up to
+# 100 ms: a second writing thread would stall buzzes and rulings. There, lease work shares the database
+# thread, and the lease is longer so that a queue of joins on that thread cannot outlast it.
+SQLITE_LEASE = timedelta(seconds=4)
 WATCH_S = 0.25
 PRESENCE_BEAT_S = 5.0
 PRESENCE_TTL = timedelta(seconds=15)
 REPLY_TIMEOUT_S = 10.0
 
-# Lease and presence work runs on a thread of its own, so that a queue of joins on the database thread
-# cannot make a leader miss its renewal.
+# Lease and presence work runs on a thread of its own (but on SQLite, above), so that a queue of joins
+# on the database thread cannot make a leader miss its renewal.
 _lease_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="play-lease")
+
+
+def _sqlite() -> bool:
+    return connection.vendor == "sqlite"
 
 
 def group_name(slug: str) -> str:
@@ -64,7 +73,9 @@ class Conn(Protocol):
     ip: str
     session_key: str
 
-    async def deliver(self, term: str, seq: int, texts: list[str]) -> None: ...
+    def wants(self, term: str, seq: int) -> bool: ...
+
+    async def send_text(self, text: str) -> None: ...
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None: ...
 
@@ -86,6 +97,9 @@ class Bucket:
 
 
 def _in_lease_thread(fn: Callable[..., Any], **kwargs: Any) -> Awaitable[Any]:
+    if _sqlite():
+        return database_sync_to_async(fn)(**kwargs)
+
     def call() -> Any:
         close_old_connections()
         return fn(**kwargs)
@@ -96,7 +110,9 @@ def _in_lease_thread(fn: Callable[..., Any], **kwargs: Any) -> Awaitable[Any]:
 class Hub:
     def __init__(self) -> None:
         self.layer = get_channel_layer()
-        self.lease = LEASE
+        # The in-memory layer reaches no other process: events need not go through it at all.
+        self.local_only = isinstance(self.layer, InMemoryChannelLayer)
+        self.lease = SQLITE_LEASE if _sqlite() else LEASE
         self.channel = ""
         self.conns: dict[int, Conn] = {}
         self.rooms: dict[str, set[Conn]] = {}
@@ -246,11 +262,23 @@ class Hub:
     # --- events -------------------------------------------------------------------------------------
 
     async def publish(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
+        """The leader's events: to this process's sockets at once, to the other processes through the layer."""
+        await self._fan_out(slug, term, seq, texts)
+        if self.local_only:
+            return
         try:
             await self.layer.group_send(group_name(slug), {"type": "play.event", "slug": slug, "term": term,
-                                                           "seq": seq, "texts": texts})
+                                                           "seq": seq, "texts": texts, "origin": self.channel})
         except Exception:  # the layer is down (Redis restarting): clients catch up with `sync`
             log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
+
+    async def _fan_out(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
+        # Each text to every socket before the next text: a small ruling is not queued behind a large
+        # score list for the sockets that come later in the loop.
+        conns = [c for c in self.rooms.get(slug, ()) if c.wants(term, seq)]
+        for text in texts:
+            for conn in conns:
+                await conn.send_text(text)
 
     async def _receive_loop(self) -> None:
         while True:
@@ -270,8 +298,8 @@ class Hub:
     async def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "play.event":
-            for conn in list(self.rooms.get(message["slug"], ())):
-                await conn.deliver(message["term"], message["seq"], message["texts"])
+            if message.get("origin") != self.channel:  # our own events went out when published
+                await self._fan_out(message["slug"], message["term"], message["seq"], message["texts"])
         elif kind == "play.reply":
             conn = self.conns.get(message["conn"])
             join = message.get("join") or {}
