@@ -44,10 +44,16 @@
   }
   function hideAnswerBox() { el.form.hidden = true; clearInterval(deadlineTimer); }
 
-  function renderScores(list) {
+  // The scoreboard: every player once, online ones first, by score. `scores` brings the whole list,
+  // `presence` only the players who came or went.
+  function mergePlayers(list) {
+    for (const p of list) players[p.id] = Object.assign({online: true}, players[p.id] || {}, p);
+    renderScores();
+  }
+  function renderScores() {
     el.scores.replaceChildren();
+    const list = Object.values(players).sort((a, b) => (b.online - a.online) || (b.score - a.score) || (a.id - b.id));
     for (const p of list) {
-      players[p.id] = p;
       const li = document.createElement("li");
       li.className = (p.online ? "online" : "offline") + (p.id === me ? " me" : "");
       const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "");
@@ -72,7 +78,7 @@
     hello(m) {
       me = m.player_id; retry = 0;
       const st = m.state;
-      renderScores(st.players);
+      players = {}; mergePlayers(st.players);
       el.pace.value = st.settings.ms_per_word; el.paceOut.textContent = st.settings.ms_per_word + " ms/word";
       el.chatLog.replaceChildren();
       (st.chat || []).forEach((c) => addChat(c.name, c.text));
@@ -94,6 +100,8 @@
     },
     words(m) {
       if (m.qid !== qid) return;
+      // A gap means messages were lost (a server went away): ask for what is missing.
+      if (m.start > words.length) send({type: "sync", qid, have: words.length});
       m.words.forEach((w, i) => { words[m.start + i] = w; });
       renderText();
     },
@@ -142,7 +150,8 @@
       setStatus({answered: "Answered.", timeout: "Time.", skipped: "Skipped."}[m.reason] + " Press Next (n).");
       refreshButtons();
     },
-    scores(m) { renderScores(m.players); },
+    scores(m) { mergePlayers(m.players); },
+    presence(m) { mergePlayers(m.players); },
     chat(m) { addChat(m.name, m.text); },
     reported() { addChat("", "Thanks — a researcher will review that ruling.", "note"); },
     settings(m) { el.pace.value = m.settings.ms_per_word; el.paceOut.textContent = m.settings.ms_per_word + " ms/word"; },
@@ -161,8 +170,10 @@
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }
       (handlers[m.type] || (() => {}))(m);
     };
-    ws.onclose = () => {
-      setStatus("Disconnected, reconnecting…"); el.buzz.disabled = true;
+    ws.onclose = (ev) => {
+      el.buzz.disabled = true;
+      if (ev.code === 4029) { setStatus("Too many open connections from this browser or network; close other tabs and reload."); return; }
+      setStatus(ev.code === 4008 ? "Disconnected for sending too fast; reconnecting…" : "Disconnected, reconnecting…");
       retry = Math.min(retry + 1, 6);
       setTimeout(connect, 300 * 2 ** retry);
     };

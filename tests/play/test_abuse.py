@@ -1,0 +1,204 @@
+"""Abuse and faults at the socket: each case was reproduced against the old consumer and failed there."""
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from quizsite.agents.models import Agent
+from quizsite.play import hub as hub_module
+from quizsite.play.routing import websocket_urlpatterns
+
+from .wsclient import OPEN, Client, drain
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients():
+    yield
+    while OPEN:
+        await OPEN.pop().close()
+
+
+def the_hub():
+    return hub_module.get_hub()
+
+
+async def until_offline(client, player_id, timeout=5.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        frame = await client.until("presence", timeout=max(0.01, end - loop.time()))
+        if {p["id"]: p["online"] for p in frame["players"]}.get(player_id) is False:
+            return frame
+
+
+async def test_deeply_nested_json_is_an_error_not_a_dead_socket(tossup_set):
+    a = Client()
+    await a.join("ann")
+    await a.send("[" * 2000 + "]" * 2000)  # under the frame limit, over the parser's recursion limit
+    assert (await a.until("error"))["code"] == "bad_json"
+    await a.send({"type": "chat", "text": "still here"})
+    assert (await a.until("chat"))["text"] == "still here"
+
+
+async def test_a_consumer_killed_without_disconnect_leaves_no_presence_behind(tossup_set):
+    a, b = Client(), Client()
+    await a.join("ann")
+    hello = await b.join("bob")
+    await drain(a)
+    hub = the_hub()
+    assert len(hub.conns) == 2
+    b.comm.future.cancel()  # what daphne does to a consumer slow to close: disconnect() never runs
+    b.closed = True
+    await asyncio.sleep(0.1)
+    assert len(hub.conns) == 1 and all(c.player_id != hello["player_id"] for c in hub.conns.values())
+    await until_offline(a, hello["player_id"], timeout=2)
+
+
+async def test_presence_expires_by_lease_when_no_process_marks_the_player(tossup_set, monkeypatch):
+    monkeypatch.setattr(hub_module, "PRESENCE_BEAT_S", 0.1)
+    monkeypatch.setattr(hub_module, "PRESENCE_TTL", timedelta(seconds=0.6))
+    a, b = Client(), Client()
+    await a.join("ann")
+    hello = await b.join("bob")
+    hub = the_hub()
+    ghost = next(c for c in hub.conns.values() if c.player_id == hello["player_id"])
+    del hub.conns[ghost.conn_id]  # the process holding bob's socket is gone: nobody marks him seen
+    hub.rooms[ghost.slug].discard(ghost)
+    await until_offline(a, hello["player_id"], timeout=5)
+
+
+async def test_connections_per_address_are_capped(tossup_set, settings):
+    settings.PLAY_MAX_CONN_PER_IP = 2
+    a, b = Client(), Client()
+    await a.connect()
+    await b.connect()
+    c = Client()
+    await c.connect()
+    err = await c.recv()
+    assert err["code"] == "too_many_connections"
+    assert (await c.comm.receive_output(timeout=1))["code"] == 4029
+    c.closed = True
+    await a.send({"type": "join", "name": "ann"})
+    assert (await a.until("hello"))["player_id"]
+
+
+async def test_connecting_makes_no_guest_only_joining_does(tossup_set):
+    before = await database_sync_to_async(Agent.objects.count)()
+    a = Client()
+    await a.connect()
+    await asyncio.sleep(0.1)
+    assert await database_sync_to_async(Agent.objects.count)() == before
+    await a.send({"type": "join", "name": "ann"})
+    await a.until("hello")
+    assert await database_sync_to_async(Agent.objects.count)() == before + 1
+
+
+async def test_unknown_websocket_paths_close_cleanly():
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), "/ws/nothing/here/")
+    connected, code = await comm.connect()
+    assert not connected and code == 4404
+
+
+@pytest.mark.parametrize("name", ["evil\u202egnp", "zero\u200bwidth", "tab\x07bell", "\u2028"])
+async def test_names_with_invisible_or_control_characters_are_refused(tossup_set, name):
+    a = Client()
+    await a.connect()
+    await a.send({"type": "join", "name": name})
+    assert (await a.until("error"))["code"] == "bad_name"
+
+
+async def test_duplicate_names_in_a_room_get_a_suffix(tossup_set):
+    a, b = Client(), Client()
+    await a.join("Ann")
+    hello = await b.join("ann")
+    names = {p["id"]: p["name"] for p in hello["state"]["players"]}
+    assert names[hello["player_id"]] == "ann (2)"
+
+
+async def test_a_chat_flood_within_each_rate_limit_costs_the_room_no_word(tossup_set):
+    victim = Client()
+    await victim.join("victim")
+    crowd = [Client() for _ in range(30)]
+    for i, c in enumerate(crowd):
+        await c.join(f"c{i}")
+    await victim.send({"type": "next"})
+    tossup = await victim.until("tossup")
+    stop = asyncio.Event()
+
+    async def chatter(c):
+        while not stop.is_set():
+            await c.send({"type": "chat", "text": "spam " * 20})
+            await asyncio.sleep(0.15)  # about 7 a second each: within the socket's own limit
+
+    async def sink(c):
+        while not stop.is_set():
+            try:
+                await c.recv(timeout=0.2)
+            except Exception:
+                pass
+
+    tasks = [asyncio.create_task(chatter(c)) for c in crowd] + [asyncio.create_task(sink(c)) for c in crowd]
+    end = await victim.until("tossup_end", timeout=20)
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    got = {}
+    for f in victim.frames:
+        if f["type"] == "words" and f["qid"] == tossup["qid"]:
+            for k, w in enumerate(f["words"]):
+                assert f["start"] + k not in got, "a word arrived twice"
+                got[f["start"] + k] = w
+    assert [got[i] for i in range(tossup["n_words"])] == end["text"].replace(" (*)", "").split()
+
+
+async def test_sync_returns_the_words_a_client_missed_and_nothing_unread(tossup_set):
+    a = Client()
+    await a.join("ann")
+    await a.send({"type": "next"})
+    tossup = await a.until("tossup")
+    await a.until("words", start=3)
+    await a.send({"type": "sync", "qid": tossup["qid"], "have": 0})
+    while True:
+        frame = await a.until("words")
+        if frame["start"] == 0:
+            break
+    sent = max(f["start"] + len(f["words"]) for f in a.frames if f["type"] == "words")
+    assert frame["words"] == [f"W{i:02d}" for i in range(len(frame["words"]))]
+    assert len(frame["words"]) <= sent
+    await a.send({"type": "sync", "qid": "nope", "have": 0})
+    assert (await a.until("error"))["code"] == "no_tossup"
+
+
+async def test_join_is_answered_from_a_room_led_elsewhere(tossup_set):
+    """A command for a room led by another process is forwarded to it over the channel layer."""
+    a = Client(room="far")
+    await a.join("ann")
+    hub = the_hub()
+    actor = hub.actors["far"]
+    # Pretend the room is led by another hub on the same layer: a second Hub in this loop.
+    other = hub_module.Hub()
+    await other.start()
+    hub.local_only = other.local_only = False  # two hubs on one in-memory layer stand for two processes
+    hub.actors.pop("far")
+    other.actors["far"] = actor
+    actor.hub = other
+    actor.room.driver = other.channel  # the lease row names the other process
+    await database_sync_to_async(type(actor.room).objects.filter(slug="far").update)(driver=other.channel)
+    hub.leaders["far"] = other.channel
+    b = Client(room="far")
+    hello = await b.join("bob")
+    assert {p["name"] for p in hello["state"]["players"]} == {"ann", "bob"}
+    await b.send({"type": "chat", "text": "hi from afar"})
+    assert (await a.until("chat"))["text"] == "hi from afar"
+    assert (await b.until("chat"))["text"] == "hi from afar"
+    await a.send({"type": "next"})
+    tossup = await b.until("tossup")
+    await b.send({"type": "buzz", "qid": tossup["qid"]})
+    assert (await a.until("buzz"))["player_id"] == hello["player_id"]
+    assert "far" not in hub.actors  # the room stayed led by the other process throughout
+    await other.close()
