@@ -35,7 +35,7 @@ MAX_ANSWER, MAX_CHAT = 200, 500
 BUCKET_SIZE, REFILL_PER_S = 20.0, 8.0
 FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed messages within the window close the socket
 QUEUE_LIMIT = 16  # commands waiting for the socket's worker
-JOIN_TIMEOUT_S = 10.0
+JOIN_ATTEMPT_S, JOIN_TRIES = 1.0, 10
 CLOSE_TOO_MANY, CLOSE_FLOOD = 4029, 4008
 COMMANDS = {"next", "buzz", "answer", "chat", "report", "settings", "sync"}
 _ids = itertools.count(1)
@@ -178,14 +178,22 @@ class PlayConsumer(AsyncWebsocketConsumer):
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
         initial = services.settings_clean(query, check_set=False) if query else {}
         agent = await self._agent(name)
-        self.joining = asyncio.get_running_loop().create_future()
         await self.hub.enter(self)
-        await self.hub.command(self, "join", {"agent_id": agent.pk, "name": name}, initial=initial)
-        try:
-            await asyncio.wait_for(asyncio.shield(self.joining), timeout=JOIN_TIMEOUT_S)
-        except TimeoutError:
-            self.joining = None
-            raise PlayError("busy", "the room did not answer; try joining again") from None
+        # A room changing leaders answers "moved", and a leader that died answers nothing: ask again
+        # until its lease lapses and a live process (maybe this one) leads the room.
+        for _ in range(JOIN_TRIES):
+            self.joining = asyncio.get_running_loop().create_future()
+            await self.hub.command(self, "join", {"agent_id": agent.pk, "name": name}, initial=initial)
+            try:
+                outcome = await asyncio.wait_for(asyncio.shield(self.joining), timeout=JOIN_ATTEMPT_S)
+            except TimeoutError:
+                outcome = "moved"
+                self.hub.forget_leader(self.slug)
+            if outcome != "moved":
+                return
+            await asyncio.sleep(0.05)
+        self.joining = None
+        raise PlayError("busy", "the room did not answer; try joining again")
 
     # --- outbound ---------------------------------------------------------------------------------
 
@@ -199,10 +207,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None:
         if join.get("player_id"):
             self.player_id, self.term, self.seq = join["player_id"], join["term"], join["seq"]
-        for text in texts:
-            await self.send(text_data=text)
+        if not (join.get("moved") and self.joining is not None):  # a join that met a move is retried quietly
+            for text in texts:
+                await self.send(text_data=text)
         if self.joining is not None and not self.joining.done() and join:
-            self.joining.set_result(True)
+            self.joining.set_result("moved" if join.get("moved") else "done")
             if not join.get("player_id"):  # refused or moved: the player may try again
                 self.joining = None
 

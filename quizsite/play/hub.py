@@ -240,6 +240,8 @@ class Hub:
             now = timezone.now()
             taken = await _in_lease_thread(_take, slug=slug, driver=self.channel, now=now, lease=self.lease,
                                            initial=initial or {})
+            if slug in self.actors:  # the watch loop took the room meanwhile
+                return self.actors[slug], self.channel
             if taken is None:
                 driver, _ = await _in_lease_thread(services.room_leader, slug=slug)
                 if not driver:
@@ -318,6 +320,10 @@ class Hub:
                 await self.layer.send(reply_to, {"type": "play.reply", "conn": conn_id, "texts": texts, "join": join})
 
         actor = self.actors.get(message["slug"])
+        resolving = self.resolving.get(message["slug"])
+        if actor is None and resolving is not None and resolving.locked():
+            async with resolving:  # we are taking the room right now: the sender found our lease first
+                actor = self.actors.get(message["slug"])
         if actor is None:  # we lost the room: the sender must look the leader up again
             await reply([_error_text("busy", "the room moved to another server; try again")], {"moved": True})
             return

@@ -121,7 +121,10 @@ def _load(slug: str) -> Room:
 def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
               initial_settings: dict[str, Any] | None = None) -> Room | None:
     """Make the room if it is new and lead it if nobody does (or the leader's lease lapsed): the room,
-    loaded for its new leader, or None when another process leads it."""
+    loaded for its new leader, or None when another process leads it.
+
+    A tossup that was being read resumes from the last word the lease recorded, re-anchored now: the
+    words of the gap are read at the room's pace, not thrown at the players in one burst."""
     with transaction.atomic():
         if initial_settings and not Room.objects.filter(slug=slug).exists():
             initial_settings = settings_clean(initial_settings)
@@ -129,9 +132,16 @@ def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
         taken = (
             Room.objects.filter(slug=slug)
             .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
+            .exclude(driver=driver, driver_until__gte=now)  # ours already: nothing to take over
             .update(driver=driver, driver_until=now + lease)
         )
-    return _load(slug) if taken else None
+        if not taken:
+            return _load(slug) if Room.objects.filter(slug=slug, driver=driver).exists() else None
+        room = _load(slug)
+        if room.phase == Room.Phase.READING and room.item is not None:
+            room.reveal_base, room.reveal_anchor = room.sent_upto, now
+            _save(room, ("reveal_base", "reveal_anchor"))
+    return room
 
 
 def room_leader(*, slug: str) -> tuple[str, datetime | None]:
