@@ -202,7 +202,7 @@ def test_archaeology_author_then_researcher_approves(make_campaign, client, admi
     assert "CODE-123" in client.get(done.url).content.decode()
     authored = AuthoredItem.objects.get()
     assert authored.status == "pending" and authored.duration_ms is not None
-    assert client.get("/annotate/manage/c/").status_code == 302  # annotators are not staff
+    assert client.get("/annotate/manage/c/").status_code == 302  # annotators are not researchers: sent to sign in
     detail = admin_client.get("/annotate/manage/c/")
     assert b"Why do cats purr?" in detail.content
     admin_client.post(f"/annotate/manage/c/authored/{authored.pk}/", {"decision": "approve"})
