@@ -1,14 +1,27 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
-from .models import Assignment, AuthoredItem, Campaign, Participant
+from .models import Assignment, AuthoredItem, Campaign, CrowdIdentity, Participant
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "task", "item_set", "per_item", "quota", "is_open", "created_at")
+    list_display = ("slug", "name", "task", "item_set", "per_item", "quota", "min_answers", "is_open", "created_at")
     list_filter = ("task", "is_open")
     search_fields = ("slug", "name")
     raw_id_fields = ("created_by", "training_items", "gold_items")
+
+
+@admin.register(CrowdIdentity)
+class CrowdIdentityAdmin(admin.ModelAdmin):
+    """Delete a row to release a crowd id to the next browser that presents it (a worker who lost cookies)."""
+
+    list_display = ("external_id", "claimed_at")
+    search_fields = ("external_id",)
+    readonly_fields = ("external_id", "browser_hash", "claimed_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Participant)

@@ -29,6 +29,10 @@ class CampaignForm(forms.Form):
     gold_ids = forms.CharField(required=False, label="Gold items for attention checks (external ids)")
     completion_code = forms.CharField(max_length=64, required=False)
     completion_url = forms.URLField(required=False, help_text="e.g. https://app.prolific.com/submissions/complete?cc=CODE")
+    min_answers = forms.IntegerField(
+        min_value=0, required=False, label="Answers needed for the code",
+        help_text="Real answers (skips do not count) before the completion code shows. Empty: the items per annotator, or 1.",
+    )
     lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=10)
     timer_seconds = forms.IntegerField(min_value=5, max_value=600, initial=60, label="Open game timer (s)")
 

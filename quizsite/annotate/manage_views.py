@@ -1,13 +1,14 @@
-"""Researcher pages under /annotate/manage/ (staff only): campaigns, their statistics, authored items."""
+"""Researcher pages under /annotate/manage/ (researchers only: quizsite.core.roles): campaigns, their statistics, authored items."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
+
+from quizsite.core.roles import researcher_required
 
 from . import selectors, services
 from .forms import CampaignForm
@@ -15,12 +16,12 @@ from .models import AuthoredItem, Campaign
 from .tasks import AnnotateError, Task
 
 
-@staff_member_required
+@researcher_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/manage/list.html", {"campaigns": selectors.campaigns_all()})
 
 
-@staff_member_required
+@researcher_required
 @require_http_methods(["GET", "POST"])
 def campaign_new(request: HttpRequest) -> HttpResponse:
     form = CampaignForm(request.POST or None)
@@ -34,7 +35,7 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/manage/new.html", {"form": form})
 
 
-@staff_member_required
+@researcher_required
 def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
     stats = selectors.campaign_stats(campaign, timezone.now())
@@ -47,7 +48,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def campaign_toggle(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
@@ -56,7 +57,7 @@ def campaign_toggle(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage_detail", slug=slug)
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def campaign_score(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
@@ -65,7 +66,7 @@ def campaign_score(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage_detail", slug=slug)
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def authored_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     authored = get_object_or_404(AuthoredItem, pk=pk, campaign__slug=slug)

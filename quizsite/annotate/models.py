@@ -37,6 +37,11 @@ class Campaign(models.Model):
     consent_text = models.TextField(blank=True)
     completion_code = models.CharField(max_length=64, blank=True, help_text="Shown on the end page (crowd platforms).")
     completion_url = models.URLField(blank=True, help_text="Where the end page sends crowd workers, if anywhere.")
+    min_answers = models.PositiveIntegerField(
+        default=1,
+        help_text="Real answers (items answered, not skipped; training and attention checks not counted; authoring: "
+        "entries written) needed before the end page shows the completion code. campaign_create defaults it to the quota.",
+    )
     lease_seconds = models.PositiveIntegerField(default=600, help_text="How long an item stays reserved.")
     timer_seconds = models.PositiveIntegerField(default=60, help_text="ghigliottina-open: time per game.")
     similarity_threshold = models.FloatField(default=0.8, help_text="archaeology-write: correct at or above.")
@@ -52,6 +57,27 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class CrowdIdentity(models.Model):
+    """A crowd worker id (`prolific:<PROLIFIC_PID>`, `mturk:<workerId>`) and the one browser that may use it.
+
+    The id in a crowd platform's link is no secret (it is in the URL, the platform's messages, screenshots),
+    so it names an annotator only in the first browser session that presents it, in every campaign; any other
+    browser presenting it is refused. The session holds a random token; only its hash is stored here.
+    Deleting the row (in the admin) releases the id, e.g. for a worker who cleared their cookies.
+    """
+
+    external_id = models.CharField(max_length=200, unique=True)
+    browser_hash = models.CharField(max_length=64, help_text="SHA-256 of the token in the owning browser's session.")
+    claimed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "crowd identities"
+
+    def __str__(self) -> str:
+        return self.external_id
 
 
 class Participant(models.Model):

@@ -11,6 +11,7 @@ import json
 import re
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +43,36 @@ def participant_progress(participant: Participant) -> dict[str, int]:
     extra = campaign.training_items.count() + campaign.gold_items.count()
     target = campaign.quota if campaign.quota else pool - extra
     return {"done": done, "total": max(target + extra, done, 1)}
+
+
+def participant_answer_count(participant: Participant) -> int:
+    """Real answers toward the completion code: pool items answered (a skip, a training item or an
+    attention check does not count); for authoring, entries written."""
+    if participant.campaign.task == Task.ARCHAEOLOGY_AUTHOR:
+        return participant.authored.count()
+    return participant.assignments.filter(role=Assignment.Role.POOL, state=Assignment.State.DONE).count()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Where an annotator stands against the campaign's minimum of real answers."""
+
+    answered: int
+    needed: int
+
+    @property
+    def earned(self) -> bool:
+        return self.answered >= self.needed
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.needed - self.answered)
+
+
+def participant_completion(participant: Participant) -> Completion:
+    """Whether the end page may show the completion code: only with the campaign's minimum of real answers,
+    so skipping every item (or leaving at once) earns no payment on a crowd platform."""
+    return Completion(answered=participant_answer_count(participant), needed=participant.campaign.min_answers)
 
 
 def authored_pending(campaign: Campaign) -> QuerySet[AuthoredItem]:

@@ -5,10 +5,15 @@ count who holds what and lease the next unit, so two annotators clicking at the 
 served one after the other and no item ever collects more than k answers or leases. On SQLite the
 IMMEDIATE transactions configured in settings serialise the same blocks. A unique constraint on
 (participant, item) is the last line: an item never goes twice to one annotator.
+
+Crowd workers: a crowd id belongs to the first browser that presents it (`crowd_identity_claim`), and the
+completion code needs `Campaign.min_answers` real answers; a skip never counts, nor uses up the quota.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -23,7 +28,8 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, ItemSet, Response
 from quizsite.judge import JUDGE_VERSION
 
-from .models import Assignment, AuthoredItem, Campaign, Participant
+from .models import Assignment, AuthoredItem, Campaign, CrowdIdentity, Participant
+from .selectors import participant_answer_count
 from .tasks import (
     DEFAULT_CONSENT,
     DEFAULT_INSTRUCTIONS,
@@ -69,17 +75,24 @@ def campaign_create(
     quota: int = 0,
     completion_code: str = "",
     completion_url: str = "",
+    min_answers: int | None = None,
     lease_seconds: int = 600,
     timer_seconds: int = 60,
     training_ids: Sequence[str] = (),
     gold_ids: Sequence[str] = (),
     created_by: Any = None,
 ) -> Campaign:
-    """A campaign over one item set; training and gold items are named by external id in that set."""
+    """A campaign over one item set; training and gold items are named by external id in that set.
+
+    `min_answers` (real answers before the completion code shows) defaults to the quota, or 1 without one:
+    the code is what a crowd platform pays for, so it must cost at least the work the campaign asks for.
+    """
     if task not in Task.values:
         raise AnnotateError("bad_task", f"unknown task {task!r}; known: {', '.join(Task.values)}")
     if per_item < 1:
         raise AnnotateError("bad_k", "per-item must be at least 1")
+    if min_answers is not None and min_answers < 0:
+        raise AnnotateError("bad_min_answers", "min-answers must be 0 or more")
     if slug == "manage" or Campaign.objects.filter(slug=slug).exists():
         raise AnnotateError("slug_taken", f"campaign slug {slug!r} is taken")
     kind = TASK_KIND[task]
@@ -98,6 +111,7 @@ def campaign_create(
         consent_text=consent_text or DEFAULT_CONSENT,
         completion_code=completion_code,
         completion_url=completion_url,
+        min_answers=max(quota, 1) if min_answers is None else min_answers,
         lease_seconds=lease_seconds,
         timer_seconds=timer_seconds,
         created_by=created_by,
@@ -105,6 +119,26 @@ def campaign_create(
     campaign.training_items.set(training)
     campaign.gold_items.set(gold)
     return campaign
+
+
+# --- crowd identities ------------------------------------------------------------------------------
+
+
+def _browser_hash(browser_token: str) -> str:
+    return hashlib.sha256(browser_token.encode()).hexdigest()
+
+
+def crowd_identity_claim(*, external_id: str, browser_token: str) -> bool:
+    """True when the browser holding `browser_token` owns the crowd id (it does from now on if nobody did);
+    False when another browser claimed it first. Two browsers racing for a new id: the unique constraint
+    lets one win, and the other reads the winner's row."""
+    digest = _browser_hash(browser_token)
+    try:
+        with transaction.atomic():
+            identity, _ = CrowdIdentity.objects.get_or_create(external_id=external_id, defaults={"browser_hash": digest})
+    except IntegrityError:
+        identity = CrowdIdentity.objects.get(external_id=external_id)
+    return hmac.compare_digest(identity.browser_hash, digest)
 
 
 # --- participants ----------------------------------------------------------------------------------
@@ -193,12 +227,13 @@ def _next_unit(campaign: Campaign, participant: Participant, now: datetime) -> A
             return _lease(campaign, participant, [item], Assignment.Role.TRAINING, f"item:{item.id}", now)
 
     handled = participant.assignments.filter(role=Assignment.Role.POOL, state__in=HANDLED).count()
+    answered = participant_answer_count(participant)
     gold_left = [g for g in campaign.gold_items.order_by("id") if g.id not in seen]
     gold_shown = campaign.gold_items.count() - len(gold_left)
     if gold_left and handled >= (gold_shown + 1) * max(campaign.gold_every, 1):
         return _lease(campaign, participant, [gold_left[0]], Assignment.Role.GOLD, f"item:{gold_left[0].id}", now)
 
-    quota_left = not campaign.quota or handled < campaign.quota
+    quota_left = not campaign.quota or answered < campaign.quota  # a skipped item is replaced, not counted
     if quota_left:
         seen_groups = set(participant.assignments.values_list("group", flat=True))
         taken = _taken(campaign)
@@ -221,6 +256,8 @@ def assignment_current(*, participant: Participant, now: datetime) -> Assignment
 
     A reload returns the same lease (same choice order, same start time), so an annotator resumes where
     they left off; a lease left to expire returns its item to the pool and is never offered to them again.
+    An annotator who ran out of items short of the campaign's minimum of answers looks again on each visit
+    (items come back when others' leases lapse) and is no longer finished once one is found.
     """
     campaign = participant.campaign
     with transaction.atomic():
@@ -229,10 +266,12 @@ def assignment_current(*, participant: Participant, now: datetime) -> Assignment
         current = (
             participant.assignments.filter(state=Assignment.State.LEASED).select_related("item").order_by("position").first()
         )
-        if current is None and participant.finished_at is None and campaign.is_open:
+        finished = participant.finished_at is not None
+        short = finished and current is None and participant_answer_count(participant) < campaign.min_answers
+        if current is None and campaign.is_open and (not finished or short):
             current = _next_unit(campaign, participant, now)
-            if current is None:
-                participant.finished_at = now
+            if (current is None) != finished:
+                participant.finished_at = now if current is None else None
                 participant.save(update_fields=["finished_at"])
         if current is not None and current.served_at is None:
             current.served_at = now
@@ -349,7 +388,9 @@ def authored_submit(
 
 
 def authored_finish_if_done(*, participant: Participant, now: datetime) -> bool:
-    target = max(participant.campaign.quota, 1)
+    """Finished after the quota of entries, and never before the campaign's minimum for the code."""
+    campaign = participant.campaign
+    target = max(campaign.quota, campaign.min_answers, 1)
     if participant.authored.count() >= target and participant.finished_at is None:
         participant.finished_at = now
         participant.save(update_fields=["finished_at"])

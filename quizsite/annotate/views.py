@@ -3,9 +3,17 @@
 Identity: a crowd id in the URL (`PROLIFIC_PID`, or MTurk's `workerId`) names the annotator; otherwise the
 signed-in account; otherwise a guest key kept in the session (as in play). The participant id is kept in
 the session per campaign, so a reload or a return visit resumes where the annotator left off.
+
+A crowd id is no secret, so it names an annotator only in the browser that presented it first
+(`services.crowd_identity_claim`, keyed by a random token in the session): any other browser presenting it
+gets a 403 page that says the id is in use elsewhere and nothing more. The owning browser needs the id only
+once; later URLs without it resume from the session. The end page shows the completion code only after the
+campaign's minimum of real answers (`selectors.participant_completion`).
 """
 
 from __future__ import annotations
+
+import secrets
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -27,17 +35,41 @@ from .tasks import AnnotateError, Task
 
 CROWD_IDS = {"PROLIFIC_PID": "prolific", "workerId": "mturk"}
 CROWD_EXTRA = ("STUDY_ID", "SESSION_ID", "assignmentId", "hitId")
+BROWSER_KEY = "annotate:browser"  # the session's random token that owns its crowd ids
 
 
 def _session_key(campaign: Campaign) -> str:
     return f"annotate:{campaign.slug}"
 
 
+def _browser_token(request: HttpRequest) -> str:
+    token = request.session.get(BROWSER_KEY)
+    if not token:
+        token = request.session[BROWSER_KEY] = secrets.token_urlsafe(32)
+    return token
+
+
+def _crowd_owned(request: HttpRequest, external: str) -> bool:
+    """True without a crowd id, or when this browser owns it (claimed now if nobody had)."""
+    return not external or services.crowd_identity_claim(external_id=external, browser_token=_browser_token(request))
+
+
+def _crowd_in_use(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The same page whoever the id belongs to and whatever they did: it names nothing of them."""
+    return render(request, "annotate/crowd_in_use.html", {"campaign": campaign}, status=403)
+
+
 def _participant(request: HttpRequest, campaign: Campaign) -> Participant | None:
+    """The session's participant; a crowd participant only while this browser still owns the crowd id
+    (a researcher may release it to another browser), which it claims here if it was never claimed."""
     pid = request.session.get(_session_key(campaign))
     if not pid:
         return None
-    return Participant.objects.select_related("agent", "campaign__item_set").filter(pk=pid, campaign=campaign).first()
+    participant = Participant.objects.select_related("agent", "campaign__item_set").filter(pk=pid, campaign=campaign).first()
+    if participant is not None and not _crowd_owned(request, participant.external_id):
+        request.session.pop(_session_key(campaign), None)
+        return None
+    return participant
 
 
 def _crowd(request: HttpRequest) -> dict[str, str]:
@@ -72,16 +104,27 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def start(request: HttpRequest, slug: str) -> HttpResponse:
-    """Consent. A new crowd id in the URL starts a new participant even on a browser used before."""
+    """Consent. A new crowd id in the URL starts a new participant even on a browser used before; a crowd id
+    another browser presented first is refused (403) before anything else happens."""
     campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
     crowd_key = f"{_session_key(campaign)}:crowd"
     crowd = _crowd(request)
+    external = _crowd_external(crowd)
+    if external and not _crowd_owned(request, external):
+        return _crowd_in_use(request, campaign)
+    stored = request.session.get(crowd_key, {})
+    if not external and not _crowd_owned(request, _crowd_external(stored)):
+        request.session.pop(crowd_key, None)
+        request.session.pop(_session_key(campaign), None)
+        return _crowd_in_use(request, campaign)
     participant = _participant(request, campaign)
-    if crowd:
-        if participant and participant.external_id != _crowd_external(crowd):
+    if external:
+        if participant and participant.external_id != external:
             request.session.pop(_session_key(campaign), None)
             participant = None
         request.session[crowd_key] = crowd
+    elif crowd and not _crowd_external(stored):
+        request.session[crowd_key] = crowd  # study parameters without a worker id
     if participant and participant.consented_at:
         return redirect("annotate:item", slug=slug)
     if not campaign.is_open:
@@ -92,7 +135,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             error = "To take part, tick the box to say you agree."
         else:
             crowd = request.session.get(crowd_key, {})
-            agent, external = _agent(request, crowd)
+            agent, external = _agent(request, crowd)  # the crowd id in the session was claimed above
             participant = services.participant_get_or_create(
                 campaign=campaign, agent=agent, external_id=external, meta={k: v for k, v in crowd.items() if k in CROWD_EXTRA}
             )
@@ -221,5 +264,10 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "annotate/done.html",
-        {"campaign": campaign, "participant": participant, "progress": selectors.participant_progress(participant)},
+        {
+            "campaign": campaign,
+            "participant": participant,
+            "progress": selectors.participant_progress(participant),
+            "completion": selectors.participant_completion(participant),
+        },
     )

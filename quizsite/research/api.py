@@ -1,8 +1,8 @@
 """Read-only JSON API for researchers: responses, items, agents, fit runs and their parameters.
 
 Token authentication (`Authorization: Token <key>`; a researcher gets one from the admin or with
-`python manage.py drf_create_token <username>`) or the browser session. Only researchers (staff, or
-members of the `researcher` group) may read. Humans are pseudonymous everywhere: agents are identified
+`python manage.py drf_create_token <username>`) or the browser session. Only researchers may read, by the
+rule of `quizsite.core.roles` (a superuser or a member of the `researcher` group; staff alone is not enough). Humans are pseudonymous everywhere: agents are identified
 by `public_id`, human names never appear. OpenAPI schema: /api/schema/.
 """
 
@@ -19,21 +19,15 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 
 from quizsite.agents.models import Agent
+from quizsite.core.roles import is_researcher
 from quizsite.items.models import Item, Response
 
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, responses_selected, with_latest_override
 
-RESEARCHER_GROUP = "researcher"
-
-
-def is_researcher(user) -> bool:
-    return bool(user and user.is_authenticated and user.is_active and
-                (user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists()))
-
 
 class IsResearcher(permissions.BasePermission):
-    message = "Researchers only (staff or the 'researcher' group)."
+    message = "Researchers only (a superuser or a member of the 'researcher' group)."
 
     def has_permission(self, request, view) -> bool:
         return is_researcher(request.user)

@@ -3,6 +3,9 @@ parameters. Response exports stream: rows come from a database cursor in chunks 
 chunks, so memory stays flat however many rows there are. Human agents appear only as pseudonymous
 public ids (names and emails never leave the admin).
 
+CSV cells that a spreadsheet would run as a formula (text starting with `=`, `+`, `-`, `@`, tab or carriage
+return) get a leading single quote (`quizsite.core.csvsafe`); JSON lines and Parquet keep the exact text.
+
 The responses export keeps DATA.md's columns in order and appends the latest researcher override
 (`override_verdict`, `override_correct`, `override_by`, `override_at`); the original ruling is untouched.
 """
@@ -20,6 +23,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from quizsite.agents.models import Agent
+from quizsite.core.csvsafe import csv_cell
 
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, prepare, responses_selected, with_latest_override
@@ -65,12 +69,13 @@ def _text(value: Any) -> Any:
 
 
 def stream_csv(rows: Iterable[tuple], columns: list[str] = RESPONSE_COLUMNS) -> Iterator[bytes]:
+    """The one CSV writer of the exports; every text cell goes through `csv_cell` (no live formulas)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(columns)
     n = 0
     for row in rows:
-        writer.writerow(["" if v is None else _text(v) for v in row])
+        writer.writerow(["" if v is None else csv_cell(_text(v)) for v in row])
         n += 1
         if n % CHUNK == 0:
             yield buffer.getvalue().encode()

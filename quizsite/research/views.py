@@ -1,4 +1,4 @@
-"""Research pages (staff only): fits, results, item predictions, exports, ruling reports. Thin: forms and
+"""Research pages (researchers only: quizsite.core.roles): fits, results, item predictions, exports, ruling reports. Thin: forms and
 selectors do the work, services write."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -16,6 +15,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST
 
 from quizsite.agents.models import Agent
+from quizsite.core.roles import researcher_required
 from quizsite.items.models import Item, RulingReport
 
 from . import exports, fits, plots, selectors, services
@@ -32,7 +32,7 @@ def _run(pk: int) -> FitRun:
         raise Http404("no such fit") from None
 
 
-@staff_member_required
+@researcher_required
 def index(request: HttpRequest) -> HttpResponse:
     return render(request, "research/index.html", {
         "active": fits.fit_active(),
@@ -42,13 +42,13 @@ def index(request: HttpRequest) -> HttpResponse:
     })
 
 
-@staff_member_required
+@researcher_required
 def fit_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.fit_runs(), 50).get_page(request.GET.get("page"))
     return render(request, "research/fit_list.html", {"page": page})
 
 
-@staff_member_required
+@researcher_required
 def fit_compare(request: HttpRequest) -> HttpResponse:
     ids = [int(i) for i in request.GET.getlist("ids") if i.isdigit()][:8]
     runs = selectors.fit_runs_compare(ids)
@@ -58,7 +58,7 @@ def fit_compare(request: HttpRequest) -> HttpResponse:
     return render(request, "research/fit_compare.html", {"runs": runs})
 
 
-@staff_member_required
+@researcher_required
 def fit_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = FitForm(request.POST)
@@ -74,7 +74,7 @@ def fit_new(request: HttpRequest) -> HttpResponse:
     return render(request, "research/fit_new.html", {"form": form, "embedders": EMBEDDER_CHOICES})
 
 
-@staff_member_required
+@researcher_required
 def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(pk)
     context = {"run": run, "dim_names": run.dim_names()}
@@ -87,7 +87,7 @@ def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "research/fit_detail.html", context)
 
 
-@staff_member_required
+@researcher_required
 def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
     run = FitRun.objects.filter(pk=pk).values("status", "progress", "error", "is_active").first()
     if run is None:
@@ -95,7 +95,7 @@ def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse({**run, "error": (run["error"] or "").split("\n")[0]})
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = fits.fit_run_cancel(run=_run(pk))
@@ -103,7 +103,7 @@ def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("research:fit_detail", pk=pk)
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def fit_activate(request: HttpRequest, pk: int) -> HttpResponse:
     try:
@@ -114,7 +114,7 @@ def fit_activate(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("research:fit_detail", pk=pk)
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def fit_labels(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(pk)
@@ -125,7 +125,7 @@ def fit_labels(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("research:fit_detail", pk=pk)
 
 
-@staff_member_required
+@researcher_required
 @cache_control(private=True, max_age=60)
 def fit_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     run = _run(pk)
@@ -134,7 +134,7 @@ def fit_plot(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     return HttpResponse(plots.PLOTS[name](run), content_type="image/svg+xml")
 
 
-@staff_member_required
+@researcher_required
 def fit_items(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(pk)
     if run.status != FitRun.Status.SUCCEEDED:
@@ -149,7 +149,7 @@ def fit_items(request: HttpRequest, pk: int) -> HttpResponse:
     })
 
 
-@staff_member_required
+@researcher_required
 def fit_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     run = _run(pk)
     if run.status != FitRun.Status.SUCCEEDED:
@@ -161,12 +161,12 @@ def fit_item(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     return render(request, "research/fit_item.html", {"run": run, "view": selectors.item_predictions(run, item)})
 
 
-@staff_member_required
+@researcher_required
 def reports(request: HttpRequest) -> HttpResponse:
     return render(request, "research/reports.html", {"open": selectors.reports_open(), "recent": selectors.reports_recent()})
 
 
-@staff_member_required
+@researcher_required
 @require_POST
 def report_resolve(request: HttpRequest, pk: int) -> HttpResponse:
     report = get_object_or_404(RulingReport, pk=pk)
@@ -196,7 +196,7 @@ def _export_spec(request: HttpRequest) -> DataSpec:
     )
 
 
-@staff_member_required
+@researcher_required
 def export_page(request: HttpRequest) -> HttpResponse:
     return render(request, "research/exports.html", {
         "item_sets": selectors.item_sets_with_counts(), "item_kinds": Item.Kind.choices, "agent_kinds": Agent.Kind.choices,
@@ -204,7 +204,7 @@ def export_page(request: HttpRequest) -> HttpResponse:
     })
 
 
-@staff_member_required
+@researcher_required
 def export_responses(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttpResponse:
     if fmt not in exports.FORMATS:
         raise Http404("unknown format")
@@ -218,7 +218,7 @@ def export_responses(request: HttpRequest, fmt: str) -> HttpResponse | Streaming
     return response
 
 
-@staff_member_required
+@researcher_required
 def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
     """The caimira folder as a zip (built in a temporary file: it is the prepared data, not the raw table)."""
     try:
@@ -236,7 +236,7 @@ def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
     return FileResponse(archive, as_attachment=True, filename="caimira.zip")
 
 
-@staff_member_required
+@researcher_required
 def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingHttpResponse:
     run = _run(pk)
     if run.status != FitRun.Status.SUCCEEDED or what not in ("agents", "items") or fmt not in ("csv", "jsonl"):

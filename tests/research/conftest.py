@@ -52,9 +52,18 @@ def research_cache(tmp_path, settings):  # type: ignore[no-untyped-def]
     return settings.RESEARCH_EMBEDDING_CACHE
 
 
+def make_researcher(user):  # type: ignore[no-untyped-def]
+    """Put an account in the researcher group (quizsite.core.roles); staff status alone opens nothing."""
+    from django.contrib.auth.models import Group
+
+    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    return user
+
+
 @pytest.fixture
 def staff(db, django_user_model):  # type: ignore[no-untyped-def]
-    return django_user_model.objects.create_user("res", password="pw", is_staff=True)
+    """A researcher account: staff (to sign in at /admin/login/) and in the researcher group."""
+    return make_researcher(django_user_model.objects.create_user("res", password="pw", is_staff=True))
 
 
 @pytest.fixture(autouse=True)

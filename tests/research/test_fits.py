@@ -199,7 +199,7 @@ def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db
     prefix = Item.objects.get(item_set__slug="c", external_id="q1_2")
     assert tossup_of_prefix(prefix) == tossup and tossup_of_prefix(Item.objects.get(external_id="solo")) is None
     client = Client()
-    client.force_login(get_user_model().objects.create_user("r", is_staff=True))
+    client.force_login(get_user_model().objects.create_superuser("r", password="pw"))
     page = client.get(f"/research/fits/{run.pk}/items/{prefix.pk}/", follow=True)
     assert page.redirect_chain[-1][0] == f"/research/fits/{run.pk}/items/{tossup.pk}/"
     assert "c/q1_1" in page.content.decode() and "cold start" not in page.content.decode().split("Predicted")[0]

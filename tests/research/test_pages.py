@@ -1,4 +1,4 @@
-"""Research pages: staff only, the fit form starts a run, results render with server-made SVG plots."""
+"""Research pages: researchers only, the fit form starts a run, results render with server-made SVG plots."""
 
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ def browser(client, staff):
     return client
 
 
-def test_pages_are_staff_only(client, django_user_model, fitted):
+def test_pages_are_for_researchers_only(client, django_user_model, fitted):
     for url in (reverse("research:index"), reverse("research:fit_detail", args=[fitted.pk]), reverse("research:reports"),
                 reverse("research:export_responses", args=["csv"])):
         assert client.get(url).status_code == 302  # to the admin login
     client.force_login(django_user_model.objects.create_user("player"))
-    assert client.get(reverse("research:index")).status_code == 302
+    assert client.get(reverse("research:index")).status_code == 403  # signed in, not a researcher (test_roles.py)
 
 
 def test_fit_form_starts_a_run(browser, world, research_cache, django_capture_on_commit_callbacks):

@@ -27,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--gold", default="", help="external ids of gold (attention check) items")
         parser.add_argument("--completion-code", default="")
         parser.add_argument("--completion-url", default="")
+        parser.add_argument("--min-answers", type=int, default=None,
+                            help="real answers (not skips) before the completion code shows (default: the quota, or 1)")
         parser.add_argument("--lease-minutes", type=int, default=10)
         parser.add_argument("--timer-seconds", type=int, default=60, help="ghigliottina-open time per game")
 
@@ -41,7 +43,7 @@ class Command(BaseCommand):
                 slug=o["slug"], item_set=item_set, task=o["task"], per_item=o["per_item"], name=o["name"],
                 quota=o["quota"], instructions=o["instructions"], consent_text=o["consent"],
                 training_ids=_ids(o["training"]), gold_ids=_ids(o["gold"]),
-                completion_code=o["completion_code"], completion_url=o["completion_url"],
+                completion_code=o["completion_code"], completion_url=o["completion_url"], min_answers=o["min_answers"],
                 lease_seconds=o["lease_minutes"] * 60, timer_seconds=o["timer_seconds"],
             )
         except AnnotateError as exc:
