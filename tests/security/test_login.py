@@ -111,3 +111,16 @@ def test_weak_passwords_are_refused(db, password):
 
 def test_a_strong_password_passes(db):
     validate_password(PASSWORD, user=get_user_model()(username="alice"))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_lock_out_holds_under_asgi_too(async_client):
+    """Daphne serves the app through ASGI, where Django runs axes' middleware in its async form."""
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(get_user_model().objects.create_user)("carol", password=PASSWORD, is_staff=True)
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        response = await async_client.post(LOGIN, {"username": "carol", "password": "wrong-password"})
+    assert response.status_code == 429
+    response = await async_client.post(LOGIN, {"username": "carol", "password": PASSWORD})
+    assert response.status_code == 429 and "sessionid" not in response.cookies
