@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -19,6 +20,19 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int) -> int:
+    """An integer from the environment; a typo fails at start-up rather than silently using the default."""
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from None
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if not value:
@@ -26,7 +40,9 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "insecure-dev-key-change-me-in-production")
+# The development key; production refuses it (and any key starting with "insecure-").
+DEV_SECRET_KEY = "insecure-dev-key-change-me-in-production"
+SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -43,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "quizsite.core",
     "quizsite.agents",
     "quizsite.items",
@@ -60,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a lock-out flagged during authentication into its response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "quizsite.urls"
@@ -102,9 +121,29 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/admin/login/"
+
+# Login brute force (django-axes). Its backend comes first so every authenticate(request, ...) call, the
+# admin login and any later login view alike, is refused while a username + IP pair is locked out. Locking
+# the pair (not the IP alone) keeps one noisy client from locking everyone behind a shared address out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address: REMOTE_ADDR unless a deployment behind a proxy names the header and the proxy count
+# (a forwarded-for header that no trusted proxy sets is the client's to forge, so it is off by default).
+AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", ["REMOTE_ADDR"]))
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_IPWARE_PROXY_COUNT", 0) or None
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -175,7 +214,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its start-up banner on every command; lock-outs still log
+    },
 }
 
 # Play sockets: a client (address, browser session) holds at most so many at once, and an address sends

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import bisect
+import codecs
 import json
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from quizsite.items.models import ItemSet
+
+from .limits import (
+    MAX_ANSWER_CHARS,
+    MAX_ID_CHARS,
+    MAX_JSON_DEPTH,
+    MAX_TEXT_CHARS,
+    MAX_TOSSUP_CHARS,
+    MAX_TOSSUP_WORDS,
+)
 
 
 class ImportError_(Exception):
@@ -32,32 +45,131 @@ class ImportReport:
         return f"set {self.item_set}: " + ", ".join(parts)
 
 
-def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) from JSON lines, or from a JSON array (line numbers are then indices)."""
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or an ImportError_ for a missing, unreadable or non-regular file."""
     if not path.exists():
         raise ImportError_(str(path), 0, "file not found")
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        raise ImportError_(str(path), 0, "not a file")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ImportError_(str(path), 0, f"cannot read: {exc.strerror or exc}") from None
+
+
+def decode_utf8(path: Path, data: bytes) -> str:
+    """UTF-8 text (a leading byte-order mark is dropped); bad bytes are refused with their line."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportError_(str(path), line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
+
+
+def read_text(path: Path) -> str:
+    return decode_utf8(path, read_bytes(path))
+
+
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: no database column takes them
+
+
+def check_value(path: Path, lineno: int, value: Any) -> None:
+    """Refuse what parses but cannot be stored faithfully: NaN/Infinity, NUL or lone surrogates in text,
+    and nesting deeper than MAX_JSON_DEPTH. Iterative, so no input can exhaust the stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            raise ImportError_(str(path), lineno, "NaN or Infinity is not a number here")
+        if isinstance(current, str):
+            if _BAD_CHARS.search(current):
+                raise ImportError_(str(path), lineno, "text contains a NUL character or a lone surrogate")
+        elif isinstance(current, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise ImportError_(str(path), lineno, f"nested deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(current, dict):
+                stack.extend((k, depth) for k in current)
+                stack.extend((v, depth + 1) for v in current.values())
+            else:
+                stack.extend((v, depth + 1) for v in current)
+
+
+def _json_loads(path: Path, lineno: int, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportError_(str(path), lineno + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ImportError_(str(path), lineno, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise ImportError_(str(path), lineno, f"invalid JSON: {exc}") from None
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":  # JSON's whitespace, no more
+        pos += 1
+    return pos
+
+
+def _array_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """The entries of a top-level JSON array with the line each starts on, decoded one at a time."""
+    decoder = json.JSONDecoder()
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(pos: int) -> int:
+        return bisect.bisect_right(newlines, pos - 1) + 1
+
+    pos = _skip_space(text, text.index("[") + 1)
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            lineno = line_of(pos)
+            try:
+                obj, pos = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                raise ImportError_(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from None
+            except RecursionError:
+                raise ImportError_(str(path), lineno, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+            except ValueError as exc:
+                raise ImportError_(str(path), lineno, f"invalid JSON: {exc}") from None
+            yield lineno, obj
+            pos = _skip_space(text, pos)
+            if text.startswith(",", pos):
+                pos = _skip_space(text, pos + 1)
+                continue
+            if text.startswith("]", pos):
+                pos += 1
+                break
+            raise ImportError_(str(path), line_of(pos), "invalid JSON: expected ',' or ']' in the array")
+    if text[pos:].strip():
+        raise ImportError_(str(path), line_of(pos), "invalid JSON: extra data after the array")
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) from JSON lines, or from a JSON array (the line each entry starts on).
+
+    Every record has passed check_value; the importers then check each field's type (text_field, ...)."""
+    text = read_text(path)
     if not text.strip():
         raise ImportError_(str(path), 0, "file is empty")
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportError_(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from None
-        for i, obj in enumerate(data, start=1):
+        for lineno, obj in _array_records(path, text):
             if not isinstance(obj, dict):
-                raise ImportError_(str(path), i, "array entry is not an object")
-            yield i, obj
+                raise ImportError_(str(path), lineno, "array entry is not an object")
+            check_value(path, lineno, obj)
+            yield lineno, obj
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: str.splitlines() would also split inside a string holding U+2028 and the like.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportError_(str(path), lineno, f"invalid JSON: {exc.msg}") from None
+        obj = _json_loads(path, lineno, line)
         if not isinstance(obj, dict):
             raise ImportError_(str(path), lineno, "line is not a JSON object")
+        check_value(path, lineno, obj)
         yield lineno, obj
 
 
@@ -66,6 +178,121 @@ def require(path: Path, lineno: int, obj: dict[str, Any], *names: str) -> None:
         value = obj.get(name)
         if value is None or (isinstance(value, str) and not value.strip()):
             raise ImportError_(str(path), lineno, f"missing field {name!r}")
+
+
+# --- typed fields: a value of the wrong type is refused, never turned into its Python repr --------------
+
+
+def what(value: Any) -> str:
+    """How a JSON value is named in an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def shown(value: Any) -> str:
+    """A value as an error message shows it: numbers and short text as written, anything else by kind."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:40] + "...")
+    return what(value)
+
+
+def as_text(path: Path, lineno: int, value: Any, label: str, *, required: bool = True,
+            max_chars: int = MAX_TEXT_CHARS) -> str:
+    """`value` if it is text within `max_chars`; "" for a missing optional one. `label` names it."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ImportError_(str(path), lineno, f"missing field {label!r}")
+        return ""
+    if not isinstance(value, str):
+        raise ImportError_(str(path), lineno, f"{label!r} must be text, got {what(value)}")
+    if len(value) > max_chars:
+        raise ImportError_(str(path), lineno, f"{label!r} is longer than {max_chars:,} characters")
+    return value
+
+
+def text_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, required: bool = True,
+               max_chars: int = MAX_TEXT_CHARS, label: str = "") -> str:
+    return as_text(path, lineno, obj.get(name), label or name, required=required, max_chars=max_chars)
+
+
+def id_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, required: bool = True,
+             label: str = "") -> str:
+    """An external id: text or a whole number (ids are often numeric), stripped, at most MAX_ID_CHARS."""
+    label = label or name
+    value = obj.get(name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    text = as_text(path, lineno, value, label, required=required, max_chars=10 * MAX_ID_CHARS).strip()
+    if len(text) > MAX_ID_CHARS:
+        raise ImportError_(str(path), lineno, f"{label!r} longer than {MAX_ID_CHARS} characters")
+    return text
+
+
+def int_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, minimum: int, maximum: int,
+              label: str = "") -> int:
+    label = label or name
+    value = obj.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ImportError_(str(path), lineno, f"{label!r} must be a whole number {minimum}..{maximum}, got {shown(value)}")
+    return value
+
+
+def number_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, minimum: float, maximum: float,
+                 label: str = "") -> float:
+    label = label or name
+    value = obj.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not minimum <= value <= maximum:
+        raise ImportError_(str(path), lineno, f"{label!r} must be a number {minimum:g}..{maximum:g}, got {shown(value)}")
+    return float(value)
+
+
+def list_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, required: bool = True,
+               label: str = "") -> list[Any]:
+    label = label or name
+    value = obj.get(name)
+    if value is None and not required:
+        return []
+    if not isinstance(value, list):
+        raise ImportError_(str(path), lineno, f"{label!r} must be a list, got {what(value)}")
+    return value
+
+
+def object_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, required: bool = True,
+                 label: str = "") -> dict[str, Any]:
+    label = label or name
+    value = obj.get(name)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise ImportError_(str(path), lineno, f"{label!r} must be an object, got {what(value)}")
+    return value
+
+
+def tossup_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, label: str = "") -> str:
+    """Tossup text within MAX_TOSSUP_CHARS and MAX_TOSSUP_WORDS."""
+    text = text_field(path, lineno, obj, name, max_chars=MAX_TOSSUP_CHARS, label=label)
+    if len(text.split()) > MAX_TOSSUP_WORDS:
+        raise ImportError_(str(path), lineno, f"{(label or name)!r} has more than {MAX_TOSSUP_WORDS:,} words")
+    return text
+
+
+def answer_field(path: Path, lineno: int, obj: dict[str, Any], name: str, *, required: bool = True,
+                 label: str = "") -> str:
+    """An answer line (or solution), within MAX_ANSWER_CHARS."""
+    return text_field(path, lineno, obj, name, required=required, max_chars=MAX_ANSWER_CHARS, label=label)
 
 
 def check_unique_ids(path: Path, ids: list[tuple[int, str]]) -> None:
@@ -77,5 +304,7 @@ def check_unique_ids(path: Path, ids: list[tuple[int, str]]) -> None:
 
 
 def item_set_get_or_create(*, slug: str, name: str = "", source: str = "") -> ItemSet:
-    item_set, _ = ItemSet.objects.get_or_create(slug=slug, defaults={"name": name or slug, "source": source})
+    item_set, _ = ItemSet.objects.get_or_create(
+        slug=slug, defaults={"name": (name or slug)[:200], "source": source[:200]}
+    )
     return item_set

@@ -23,7 +23,23 @@ from django.db import transaction
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 
-from .base import ImportError_, ImportReport, check_unique_ids, item_set_get_or_create, read_records, require
+from .base import (
+    ImportError_,
+    ImportReport,
+    answer_field,
+    as_text,
+    check_unique_ids,
+    id_field,
+    int_field,
+    item_set_get_or_create,
+    list_field,
+    object_field,
+    read_records,
+    shown,
+    text_field,
+    tossup_field,
+)
+from .limits import MAX_ANSWER_CHARS, MAX_CLUES
 from .records import agents_get_or_create, existing_import_keys, occurrence_keys
 
 AGENT_TYPES: dict[str, str] = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
@@ -35,29 +51,41 @@ def _ruling(path: Path, lineno: int, value: Any) -> bool:
         return value
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    raise ImportError_(str(path), lineno, f"ruling must be 0 or 1, got {value!r}")
+    raise ImportError_(str(path), lineno, f"ruling must be 0 or 1, got {shown(value)}")
 
 
-def _answer_of(obj: dict[str, Any]) -> str:
-    if obj.get("answerline_html"):
-        return str(obj["answerline_html"])
-    if obj.get("answer"):
-        return str(obj["answer"])
-    return " / ".join(str(a) for a in obj.get("clean_answers") or [])
+def _answer_of(path: Path, lineno: int, obj: dict[str, Any]) -> str:
+    """The answer line: answerline_html, else answer, else the clean answers joined, each checked."""
+    html = answer_field(path, lineno, obj, "answerline_html", required=False)
+    plain = answer_field(path, lineno, obj, "answer", required=False)
+    clean = [
+        as_text(path, lineno, a, f"clean_answers[{i}]", max_chars=MAX_ANSWER_CHARS)
+        for i, a in enumerate(list_field(path, lineno, obj, "clean_answers", required=False))
+    ]
+    answer = html or plain or " / ".join(clean)
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise ImportError_(str(path), lineno, f"'clean_answers' together are longer than {MAX_ANSWER_CHARS:,} characters")
+    return answer
 
 
 def _read_queries(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Queries with id, text, orig_qid and answer checked and normalised in place (answer: the answer line)."""
     rows = []
     for lineno, obj in read_records(path):
-        require(path, lineno, obj, "id", "text")
-        obj["id"] = str(obj["id"])
-        if len(obj["id"]) > 200:
-            raise ImportError_(str(path), lineno, "id longer than 200 characters")
+        obj["id"] = id_field(path, lineno, obj, "id")
+        obj["text"] = tossup_field(path, lineno, obj, "text")
+        obj["answer"] = _answer_of(path, lineno, obj)
+        text_field(path, lineno, obj, "category", required=False)
+        metadata = object_field(path, lineno, obj, "metadata", required=False)
+        text_field(path, lineno, metadata, "category", required=False, label="metadata.category")
         has_orig, has_n = obj.get("orig_qid") is not None, obj.get("n_clues") is not None
         if has_orig != has_n:
             raise ImportError_(str(path), lineno, "orig_qid and n_clues come together (a clue prefix needs both)")
-        if has_n and (not isinstance(obj["n_clues"], int) or isinstance(obj["n_clues"], bool) or obj["n_clues"] < 1):
-            raise ImportError_(str(path), lineno, f"n_clues must be a positive integer, got {obj['n_clues']!r}")
+        if has_n:
+            obj["orig_qid"] = id_field(path, lineno, obj, "orig_qid")
+            int_field(path, lineno, obj, "n_clues", minimum=1, maximum=MAX_CLUES)
+        if obj.get("total_clues") is not None:
+            int_field(path, lineno, obj, "total_clues", minimum=1, maximum=MAX_CLUES)
         rows.append((lineno, obj))
     check_unique_ids(path, [(lineno, obj["id"]) for lineno, obj in rows])
     return rows
@@ -81,7 +109,7 @@ def _whole_tossups(queries: list[tuple[int, dict[str, Any]]]) -> dict[str, dict[
         last = chain[-1]
         out[orig] = {
             "text": last["text"],
-            "answer": _answer_of(last),
+            "answer": last["answer"],
             "category": str(last.get("category") or (last.get("metadata") or {}).get("category") or ""),
             "data": {"words": words[-1], "clue_ends": [len(w) for w in words], "power_index": None, "from_caimira": True},
         }
@@ -101,23 +129,22 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
     agent_key: dict[str, tuple[str, str]] = {}  # file id -> (kind, external id)
     agent_lines = []
     for lineno, obj in read_records(a_path):
-        require(a_path, lineno, obj, "id")
-        aid, atype = str(obj["id"]), str(obj.get("type") or "")
+        aid = id_field(a_path, lineno, obj, "id")
+        atype = text_field(a_path, lineno, obj, "type", required=False)
         if atype not in AGENT_TYPES:
-            raise ImportError_(str(a_path), lineno, f"type must be one of {', '.join(AGENT_TYPES)}, got {atype!r}")
+            raise ImportError_(str(a_path), lineno, f"type must be one of {', '.join(AGENT_TYPES)}, got {atype[:40]!r}")
         kind = AGENT_TYPES[atype]
         ext_id = aid if kind == Agent.Kind.AI else f"{set_slug}:{aid}"
         if len(ext_id) > 200:
             raise ImportError_(str(a_path), lineno, "id longer than 200 characters")
         agent_lines.append((lineno, aid))
-        agents_by_kind[kind][ext_id] = str(obj.get("name") or aid)
+        agents_by_kind[kind][ext_id] = text_field(a_path, lineno, obj, "name", required=False) or aid
         agent_key[aid] = (kind, ext_id)
     check_unique_ids(a_path, agent_lines)
 
     responses = []
     for lineno, obj in read_records(r_path):
-        require(r_path, lineno, obj, "query_id", "agent_id")
-        qid, aid = str(obj["query_id"]), str(obj["agent_id"])
+        qid, aid = id_field(r_path, lineno, obj, "query_id"), id_field(r_path, lineno, obj, "agent_id")
         if qid not in query_ids:
             raise ImportError_(str(r_path), lineno, f"unknown query_id {qid!r} (not in queries.jsonl)")
         if aid not in agent_key:
@@ -125,7 +152,9 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
         value = obj["ruling"] if "ruling" in obj else obj.get("score")
         if value is None:
             raise ImportError_(str(r_path), lineno, "missing field 'ruling'")
-        responses.append((qid, aid, _ruling(r_path, lineno, value), obj.get("prediction") or obj.get("guess") or ""))
+        given = (text_field(r_path, lineno, obj, "prediction", required=False)
+                 or text_field(r_path, lineno, obj, "guess", required=False))
+        responses.append((qid, aid, _ruling(r_path, lineno, value), given))
 
     tossups = _whole_tossups(queries)
     report = ImportReport(item_set=set_slug)
@@ -141,7 +170,7 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
             if obj.get("orig_qid") is not None:
                 extra["orig_qid"] = str(obj["orig_qid"])
             new_items.append(
-                Item(item_set=item_set, external_id=obj["id"], kind=Item.Kind.CLUE_PREFIX, text=obj["text"], answer=_answer_of(obj),
+                Item(item_set=item_set, external_id=obj["id"], kind=Item.Kind.CLUE_PREFIX, text=obj["text"], answer=obj["answer"],
                      category=str(obj.get("category") or "")[:100], data=extra)
             )
         n_tossups = 0

@@ -12,14 +12,27 @@ from quizsite.items.ghigliottina import DistractorPicker, choices_shuffle
 from quizsite.items.models import Item
 from quizsite.items.vectors import WordVectors, word_vectors_open
 
-from .base import ImportError_, ImportReport, check_unique_ids, read_records, require
-from .writing import check_id, existing_external_ids, items_write
+from .base import (
+    ImportError_,
+    ImportReport,
+    answer_field,
+    as_text,
+    check_unique_ids,
+    check_value,
+    id_field,
+    list_field,
+    read_bytes,
+    read_records,
+    shown,
+    text_field,
+)
+from .limits import MAX_ANSWER_CHARS
+from .writing import existing_external_ids, items_write
 
 CLUES = ("w1", "w2", "w3", "w4", "w5")
-KEEP = ("type", "source", "links", "split")
 
 
-def _xml_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _xml_records(path: Path, data: bytes) -> list[tuple[int, dict[str, Any]]]:
     """`<games><game><id/>?<clue/>x5<solution/><type/>?</game>...` with the line each game starts on."""
     parser = expat.ParserCreate("utf-8")
     games: list[tuple[int, dict[str, Any]]] = []
@@ -48,6 +61,7 @@ def _xml_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
             if len(clues) != 5:
                 raise ImportError_(str(path), start_line, f"game has {len(clues)} <clue> elements, expected 5")
             current.update(zip(CLUES, clues, strict=True))
+            check_value(path, start_line, current)
             games.append((start_line, current))
             current = None
 
@@ -55,7 +69,7 @@ def _xml_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text.append
     try:
-        parser.Parse(path.read_bytes(), True)
+        parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise ImportError_(str(path), exc.lineno, f"malformed XML: {expat.ErrorString(exc.code)}") from None
     if not games:
@@ -64,45 +78,44 @@ def _xml_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    if not path.exists():
-        raise ImportError_(str(path), 0, "file not found")
-    with path.open("rb") as fh:
-        head = fh.read(64).lstrip()
-    if path.suffix.lower() == ".xml" or head.startswith(b"<"):
-        return _xml_records(path)
+    data = read_bytes(path)
+    if path.suffix.lower() == ".xml" or data[:64].lstrip().startswith(b"<"):
+        return _xml_records(path, data)
     return list(read_records(path))
 
 
 def _parse(path: Path, lineno: int, obj: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Check one game; return its id and a partial item (choices still missing for raw games)."""
-    require(path, lineno, obj, *CLUES)
-    clues = [str(obj[k]).strip() for k in CLUES]
+    clues = [answer_field(path, lineno, obj, k).strip() for k in CLUES]
     four_choice = "choices" in obj or "label" in obj
     if four_choice:
-        require(path, lineno, obj, "choices", "label")
-        choices = obj["choices"]
-        if not isinstance(choices, list) or len(choices) != 4 or not all(str(c).strip() for c in choices):
+        choices = obj.get("choices")
+        if choices is None or obj.get("label") is None:
+            raise ImportError_(str(path), lineno, f"missing field {'choices' if choices is None else 'label'!r}")
+        if not isinstance(choices, list) or len(choices) != 4:
             raise ImportError_(str(path), lineno, "'choices' must be a list of 4 non-empty words")
+        choices = [as_text(path, lineno, c, f"choices[{i}]", max_chars=MAX_ANSWER_CHARS).strip() for i, c in enumerate(choices)]
         label = obj["label"]
         if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label <= 3:
-            raise ImportError_(str(path), lineno, f"'label' must be an index 0..3 into choices, got {label!r}")
-        choices = [str(c).strip() for c in choices]
-        solution = str(obj.get("solution") or choices[label]).strip()
+            raise ImportError_(str(path), lineno, f"'label' must be an index 0..3 into choices, got {shown(label)}")
+        solution = (answer_field(path, lineno, obj, "solution", required=False) or choices[label]).strip()
         if solution.lower() != choices[label].lower():
             raise ImportError_(
                 str(path), lineno, f"label {label} points at {choices[label]!r} but the solution is {solution!r}"
             )
     else:
-        require(path, lineno, obj, "solution")
-        solution, choices, label = str(obj["solution"]).strip(), None, None
-    if obj.get("id") is not None and str(obj["id"]).strip():
-        ext_id = check_id(str(path), lineno, str(obj["id"]).strip())
-    else:  # the 2020 games carry no id: key them by content, so a re-import finds them again
+        solution, choices, label = answer_field(path, lineno, obj, "solution").strip(), None, None
+    ext_id = id_field(path, lineno, obj, "id", required=False)
+    if not ext_id:  # the 2020 games carry no id: key them by content, so a re-import finds them again
         ext_id = "g-" + hashlib.sha1("|".join([*clues, solution]).lower().encode()).hexdigest()[:12]
     data: dict[str, Any] = {"clues": clues, "choices": choices, "label": label}
     if four_choice:
         data["distractor_source"] = "given"
-    data.update({k: obj[k] for k in KEEP if obj.get(k) is not None})
+    for key in ("type", "source", "split"):
+        if obj.get(key) is not None:
+            data[key] = text_field(path, lineno, obj, key, required=False)
+    if obj.get("links") is not None:
+        data["links"] = list_field(path, lineno, obj, "links")
     return ext_id, {"text": " · ".join(clues), "answer": solution, "data": data}
 
 

@@ -23,7 +23,21 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 from quizsite.items.tossups import TossupText
 
-from .base import ImportError_, ImportReport, item_set_get_or_create, read_records
+from .base import (
+    ImportError_,
+    ImportReport,
+    answer_field,
+    as_text,
+    id_field,
+    item_set_get_or_create,
+    number_field,
+    object_field,
+    read_records,
+    shown,
+    text_field,
+    tossup_field,
+)
+from .limits import MAX_MS
 from .quizbowl import tossup_item_fields
 from .records import agents_get_or_create, existing_import_keys
 
@@ -38,15 +52,19 @@ def parse_date(value: str) -> datetime | None:
         return None
     stamp, hours, minutes = match.groups()
     sign = -1 if hours.startswith("-") else 1
-    offset = timedelta(hours=int(hours), minutes=sign * int(minutes))
-    return datetime.strptime(stamp, "%b %d %Y %H:%M:%S").replace(tzinfo=timezone(offset))
+    try:  # the pattern admits "Foo 99 2018 25:61:00" and offsets past a day: those are not dates either
+        offset = timezone(timedelta(hours=int(hours), minutes=sign * int(minutes)))
+        return datetime.strptime(stamp, "%b %d %Y %H:%M:%S").replace(tzinfo=offset)
+    except ValueError:
+        return None
 
 
-def _number(path: Path, lineno: int, obj: dict[str, Any], name: str) -> float:
-    value = obj.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ImportError_(str(path), lineno, f"object.{name} must be a number, got {value!r}")
-    return float(value)
+def _ruling(path: Path, lineno: int, value: Any) -> bool | str:
+    if isinstance(value, bool) or value == "prompt":
+        return value
+    if type(value) is int and value in (0, 1):  # 0/1 for false/true, as some exports write them
+        return bool(value)
+    raise ImportError_(str(path), lineno, f"object.ruling must be true, false or \"prompt\", got {shown(value)}")
 
 
 def import_protobowl_log(*, path: Path, set_slug: str, set_name: str = "") -> ImportReport:
@@ -59,35 +77,48 @@ def import_protobowl_log(*, path: Path, set_slug: str, set_name: str = "") -> Im
         if line.get("action") != "buzz":
             skipped += 1
             continue
-        obj = line.get("object")
-        if not isinstance(obj, dict):
+        if not isinstance(line.get("object"), dict):
             raise ImportError_(str(path), lineno, "missing object")
-        for name in ("qid", "question_text", "answer"):
-            if not isinstance(obj.get(name), str) or not obj[name].strip():
-                raise ImportError_(str(path), lineno, f"object.{name} missing or empty")
-        user = obj.get("user")
-        if not isinstance(user, dict) or user.get("id") in (None, ""):
-            raise ImportError_(str(path), lineno, "object.user.id missing")
-        ruling = obj.get("ruling")
-        if ruling not in RULINGS:
-            raise ImportError_(str(path), lineno, f"object.ruling must be true, false or \"prompt\", got {ruling!r}")
-        elapsed, total = _number(path, lineno, obj, "time_elapsed"), _number(path, lineno, obj, "time_remaining")
-        date = parse_date(str(line.get("date") or ""))
+        obj = line["object"]
+        qid = id_field(path, lineno, obj, "qid", label="object.qid")
+        question = tossup_field(path, lineno, obj, "question_text", label="object.question_text")
+        answer = answer_field(path, lineno, obj, "answer", label="object.answer")
+        user = object_field(path, lineno, obj, "user", label="object.user")
+        user_key = id_field(path, lineno, user, "id", label="object.user.id")
+        user_name = text_field(path, lineno, user, "name", required=False, label="object.user.name")
+        ruling = _ruling(path, lineno, obj.get("ruling"))
+        elapsed = number_field(path, lineno, obj, "time_elapsed", minimum=0, maximum=MAX_MS, label="object.time_elapsed")
+        total = number_field(path, lineno, obj, "time_remaining", minimum=0, maximum=MAX_MS, label="object.time_remaining")
+        guess = text_field(path, lineno, obj, "guess", required=False, label="object.guess")
+        room = text_field(path, lineno, obj, "room", required=False, label="object.room")
+        info = object_field(path, lineno, obj, "question_info", required=False, label="object.question_info")
+        info_text = {
+            key: text_field(path, lineno, info, key, required=False, label=f"object.question_info.{key}")
+            for key in ("category", "subcategory")
+        }
+        difficulty = info.get("difficulty")
+        if isinstance(difficulty, int) and not isinstance(difficulty, bool):
+            difficulty = str(difficulty)
+        info_text["difficulty"] = as_text(path, lineno, difficulty, "object.question_info.difficulty", required=False)
+        rate = obj.get("playback_rate")
+        if rate is not None:
+            rate = number_field(path, lineno, obj, "playback_rate", minimum=0, maximum=1000, label="object.playback_rate")
+        raw_date = text_field(path, lineno, line, "date", required=False)
+        date = parse_date(raw_date)
         if date is None:
-            raise ImportError_(str(path), lineno, f"date not in the Protobowl form 'Fri Apr 27 2018 14:12:05 GMT-0700': {line.get('date')!r}")
-        qid = obj["qid"][:200]
+            raise ImportError_(str(path), lineno, f"date not in the Protobowl form 'Fri Apr 27 2018 14:12:05 GMT-0700': {raw_date[:80]!r}")
         if qid not in tossups:
-            if len(obj["question_text"].split()) < 2:
+            if len(question.split()) < 2:
                 raise ImportError_(str(path), lineno, "question_text has fewer than two words")
-            info = obj.get("question_info") if isinstance(obj.get("question_info"), dict) else {}
-            tossups[qid] = {"text": obj["question_text"], "answer": obj["answer"], "info": info}
-        user_id = f"protobowl:{user['id']}"[:200]
-        players.setdefault(user_id, str(user.get("name") or user["id"]))
+            tossups[qid] = {"text": question, "answer": answer, "info": info, "info_text": info_text}
+        user_id = f"protobowl:{user_key}"[:200]
+        players.setdefault(user_id, (user_name or user_key)[:200])
         buzzes.append(
             {
-                "qid": qid, "user": user_id, "guess": str(obj.get("guess") or ""), "ruling": ruling, "date": date,
+                "qid": qid, "user": user_id, "guess": guess, "ruling": ruling, "date": date,
                 "elapsed": elapsed, "fraction": min(max(elapsed / total, 0.0), 1.0) if total > 0 else 1.0,
-                "room": str(obj.get("room") or "")[:100], "playback_rate": obj.get("playback_rate"),
+                "room": room[:100], "playback_rate": rate,
+                # The raw values, as earlier versions keyed them, so re-importing an old log adds nothing.
                 "key": f"protobowl-log:{line.get('date')}|{user['id']}|{qid}|{elapsed}|{obj.get('guess')}",
             }
         )
@@ -101,13 +132,13 @@ def import_protobowl_log(*, path: Path, set_slug: str, set_name: str = "") -> Im
             if qid in existing:
                 report.existing += 1
                 continue
-            info = t["info"]
+            info_text = t["info_text"]
             new_items.append(
                 Item(
                     item_set=item_set, external_id=qid, kind=Item.Kind.TOSSUP, text=t["text"], answer=t["answer"],
-                    category=str(info.get("category") or "")[:100], subcategory=str(info.get("subcategory") or "")[:100],
-                    difficulty=str(info.get("difficulty") or "")[:50],
-                    data={**tossup_item_fields(t["text"]), "question_info": info},
+                    category=info_text["category"][:100], subcategory=info_text["subcategory"][:100],
+                    difficulty=info_text["difficulty"][:50],
+                    data={**tossup_item_fields(t["text"]), "question_info": t["info"]},
                 )
             )
         Item.objects.bulk_create(new_items, batch_size=500)

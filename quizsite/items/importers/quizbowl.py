@@ -9,7 +9,18 @@ from django.db import transaction
 from quizsite.items.models import Item
 from quizsite.items.tossups import tossup_parse
 
-from .base import ImportError_, ImportReport, check_unique_ids, item_set_get_or_create, read_records, require
+from .base import (
+    ImportError_,
+    ImportReport,
+    answer_field,
+    as_text,
+    check_unique_ids,
+    id_field,
+    item_set_get_or_create,
+    read_records,
+    text_field,
+    tossup_field,
+)
 
 
 def tossup_item_fields(question: str) -> dict:
@@ -20,14 +31,22 @@ def tossup_item_fields(question: str) -> dict:
 def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportReport:
     rows = []
     for lineno, obj in read_records(path):
-        require(path, lineno, obj, "id", "question", "answer")
-        ext_id = str(obj["id"])
-        if len(ext_id) > 200:
-            raise ImportError_(str(path), lineno, "id longer than 200 characters")
-        question = str(obj["question"])
+        ext_id = id_field(path, lineno, obj, "id")
+        question = tossup_field(path, lineno, obj, "question")
         if len(question.split()) < 2:
             raise ImportError_(str(path), lineno, "question has fewer than two words")
-        rows.append((lineno, ext_id, obj))
+        difficulty = obj.get("difficulty")
+        if isinstance(difficulty, int) and not isinstance(difficulty, bool):  # a level such as 3 is fine
+            difficulty = str(difficulty)
+        fields = {
+            "text": question,
+            "answer": answer_field(path, lineno, obj, "answer"),
+            "category": text_field(path, lineno, obj, "category", required=False),
+            "subcategory": text_field(path, lineno, obj, "subcategory", required=False),
+            "difficulty": as_text(path, lineno, difficulty, "difficulty", required=False),
+            "source": text_field(path, lineno, obj, "source", required=False),
+        }
+        rows.append((lineno, ext_id, fields))
     check_unique_ids(path, [(lineno, ext_id) for lineno, ext_id, _ in rows])
 
     report = ImportReport(item_set=set_slug)
@@ -35,24 +54,24 @@ def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportR
         item_set = item_set_get_or_create(slug=set_slug, name=set_name, source=str(path.name))
         existing = set(Item.objects.filter(item_set=item_set).values_list("external_id", flat=True))
         new_items = []
-        for _lineno, ext_id, obj in rows:
+        for _lineno, ext_id, fields in rows:
             if ext_id in existing:
                 report.existing += 1
                 continue
-            data = tossup_item_fields(str(obj["question"]))
+            data = tossup_item_fields(fields["text"])
             for key in ("source", "difficulty"):
-                if obj.get(key) is not None:
-                    data[key] = obj[key]
+                if fields[key]:
+                    data[key] = fields[key]
             new_items.append(
                 Item(
                     item_set=item_set,
                     external_id=ext_id,
                     kind=Item.Kind.TOSSUP,
-                    text=str(obj["question"]),
-                    answer=str(obj["answer"]),
-                    category=str(obj.get("category") or "")[:100],
-                    subcategory=str(obj.get("subcategory") or "")[:100],
-                    difficulty=str(obj.get("difficulty") or "")[:50],
+                    text=fields["text"],
+                    answer=fields["answer"],
+                    category=fields["category"][:100],
+                    subcategory=fields["subcategory"][:100],
+                    difficulty=fields["difficulty"][:50],
                     data=data,
                 )
             )

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from quizsite.items.models import Item
 
-from .base import ImportError_, ImportReport, item_set_get_or_create
+from .base import ImportReport, item_set_get_or_create
 
 
 def existing_external_ids(set_slug: str) -> set[str]:
@@ -34,8 +34,3 @@ def items_write(
         report.created = len(new_items)
     return report
 
-
-def check_id(path: str, lineno: int, ext_id: str) -> str:
-    if len(ext_id) > 200:
-        raise ImportError_(path, lineno, "id longer than 200 characters")
-    return ext_id

@@ -1,0 +1,61 @@
+"""Production settings: `check --deploy` is clean on the defaults, and unsafe settings refuse to start with a
+one-line ImproperlyConfigured message (each in a fresh process, as a deployment would start)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD_KEY = "q7Vb2-rX9kLm4Tz8Wc1Ny6Hd3Pf5Js0Ga_Ue7Ri2Ko9Lw4Mx1Zt8Bv6Cn3Qs5Dy0Ej"
+
+
+def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
+    """Run manage.py with production settings and this environment (None removes a variable)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "AXES_"))}
+    full.update(DJANGO_SETTINGS_MODULE="quizsite.settings.production", ALLOWED_HOSTS="quiz.example.org",
+                SECRET_KEY=GOOD_KEY)
+    full.pop("DEBUG", None)
+    for key, value in env.items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = value
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=full, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_check_deploy_is_clean_on_the_defaults():
+    result = manage("check", "--deploy")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "System check identified no issues (0 silenced)."
+    assert result.stderr.strip() == ""
+
+
+def test_ssl_redirect_can_be_turned_off_behind_a_proxy():
+    result = manage("check", "--deploy", SECURE_SSL_REDIRECT="0")
+    assert "security.W008" in result.stdout + result.stderr  # warned, not refused
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"DEBUG": "1"}, "ImproperlyConfigured: DEBUG is on in production settings"),
+        ({"SECRET_KEY": None}, "ImproperlyConfigured: SECRET_KEY is not set"),
+        ({"SECRET_KEY": ""}, "ImproperlyConfigured: SECRET_KEY is empty"),
+        ({"SECRET_KEY": "   "}, "ImproperlyConfigured: SECRET_KEY is empty"),
+        ({"SECRET_KEY": "insecure-dev-key-change-me-in-production"}, "ImproperlyConfigured: SECRET_KEY is the development key"),
+        ({"SECRET_KEY": "insecure-" + GOOD_KEY}, "ImproperlyConfigured: SECRET_KEY is the development key"),
+        ({"SECURE_HSTS_SECONDS": "a year"}, "ImproperlyConfigured: SECURE_HSTS_SECONDS must be an integer"),
+    ],
+)
+def test_unsafe_production_settings_refuse_to_start(env, message):
+    result = manage("check", **env)
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert last_line.startswith("django.core.exceptions." + message), result.stderr
+
