@@ -153,7 +153,8 @@ class PlayConsumer(AsyncWebsocketConsumer):
                 await self._error("server_error", "the server could not handle that message")
 
     def _payload(self, message: dict[str, Any]) -> dict[str, Any]:
-        kind, payload = message["type"], {"player_id": self.player_id}
+        kind = message["type"]
+        payload: dict[str, Any] = {"player_id": self.player_id}
         if kind in ("next", "buzz", "answer", "report", "sync"):
             payload["qid"] = str(message.get("qid") or "")[:32]
         if kind == "answer":

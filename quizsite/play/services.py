@@ -213,7 +213,7 @@ def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dic
     return player
 
 
-def _player(room: Room, player_id: int | None) -> Player:
+def _player(room: Room, player_id: int) -> Player:
     try:
         return Player.objects.select_related("agent").get(pk=player_id, room=room)
     except Player.DoesNotExist:
@@ -291,7 +291,7 @@ def room_expire(*, room: Room, now: datetime) -> Outcome:
     with transaction.atomic():
         events: list[Event] = []
         if room.phase == Room.Phase.BUZZED and room_expiry_due(room=room, now=now):
-            holder = Player.objects.select_related("agent").get(pk=room.buzz_player_id)
+            holder = _player(room, room.buzz_player_id or 0)
             events += _rule(room, holder, "", now, timeout=True)
         events += room_reveal(room=room, now=now)
         if room.phase == Room.Phase.READING and _reading_over(room, now):
