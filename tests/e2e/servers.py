@@ -54,8 +54,9 @@ def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
-def daphne(port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
-    return start([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "quizsite.asgi:application"], env, log)
+def daphne(port: int, env: dict[str, str], log: Path, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "daphne", *extra, "-b", "127.0.0.1", "-p", str(port), "quizsite.asgi:application"]
+    return start(cmd, env, log)
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 20) -> int:

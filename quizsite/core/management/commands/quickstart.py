@@ -32,7 +32,8 @@ class Command(BaseCommand):
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")}
         children: list[subprocess.Popen] = [
             subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "quizsite.asgi:application"], env=env
+                [sys.executable, "-m", "daphne", "--ping-interval", "10", "--ping-timeout", "10",  # sockets that stop reading go
+                 "-b", host, "-p", str(port), "quizsite.asgi:application"], env=env
             )
         ]
         if not no_worker:
