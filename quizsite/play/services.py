@@ -206,7 +206,7 @@ def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dic
         if player is None:
             player = Player.objects.create(room=room, agent_id=agent_id, name=name, last_seen=now)
         elif player.name != name:
-            player.name = name
+            player.name, player.last_seen = name, now
             player.save(update_fields=["name", "last_seen"])
         else:
             Player.objects.filter(pk=player.pk).update(last_seen=now)
