@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, RulingReport
 
-from . import exports, fits, plots, selectors, services
+from . import exports, plots, selectors, services
 from .embedding import EMBEDDER_CHOICES
 from .forms import FitForm, LabelsForm
 from .models import FitRun
@@ -35,7 +35,7 @@ def _run(pk: int) -> FitRun:
 @staff_member_required
 def index(request: HttpRequest) -> HttpResponse:
     return render(request, "research/index.html", {
-        "active": fits.fit_active(),
+        "active": selectors.fit_active(),
         "runs": selectors.fit_runs(limit=8),
         "open_reports": RulingReport.objects.filter(status=RulingReport.Status.OPEN).count(),
         "item_sets": selectors.item_sets_with_counts(),
@@ -63,7 +63,7 @@ def fit_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = FitForm(request.POST)
         if form.is_valid():
-            run = fits.fit_run_start(spec=form.spec, user=request.user, label=form.cleaned_data["label"],
+            run = services.fitrun_start(spec=form.spec, user=request.user, label=form.cleaned_data["label"],
                                      activate=form.cleaned_data["activate"])
             return redirect("research:fit_detail", pk=run.pk)
     else:
@@ -98,7 +98,7 @@ def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
 @staff_member_required
 @require_POST
 def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    run = fits.fit_run_cancel(run=_run(pk))
+    run = services.fitrun_cancel(run=_run(pk))
     messages.info(request, "Cancelled." if run.finished else "Cancelling: the fit stops at its next epoch.")
     return redirect("research:fit_detail", pk=pk)
 
@@ -107,7 +107,7 @@ def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def fit_activate(request: HttpRequest, pk: int) -> HttpResponse:
     try:
-        fits.fit_run_activate(run=_run(pk))
+        services.fitrun_activate(run=_run(pk))
         messages.success(request, f"Fit {pk} is now the active fit.")
     except ValueError as exc:
         messages.error(request, str(exc))
@@ -120,7 +120,7 @@ def fit_labels(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(pk)
     form = LabelsForm(request.POST, dims=run.dims, labels=run.dim_labels)
     if form.is_valid():
-        fits.fit_labels_update(run=run, labels=form.labels())
+        services.fitrun_labels_update(run=run, labels=form.labels())
         messages.success(request, "Dimension names saved.")
     return redirect("research:fit_detail", pk=pk)
 

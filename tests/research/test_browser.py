@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from quizsite.research import fits
+from quizsite.research import services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 
@@ -22,7 +22,7 @@ def test_live_progress_updates_then_reloads(live_server, django_user_model, monk
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop in this thread
 
     django_user_model.objects.create_user("res", password="pw", is_staff=True)
-    run = fits.fit_run_create(spec=FitSpec(embedder="hashing-16"))
+    run = services.fitrun_create(spec=FitSpec(embedder="hashing-16"))
     FitRun.objects.filter(pk=run.pk).update(status="running", progress={"phase": "fitting", "epoch": 3, "max_epochs": 100,
                                                                          "train_loss": 0.7, "val_loss": 0.69})
     with sync_playwright() as p:
