@@ -21,6 +21,7 @@ from rest_framework.pagination import CursorPagination, PageNumberPagination
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 
+from . import services
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, responses_selected, with_latest_override
 
@@ -128,7 +129,8 @@ class FitRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = FitRun
         fields = ["id", "label", "status", "is_active", "reason", "created_at", "started_at", "finished_at", "settings",
-                  "counts", "metrics", "timing", "progress", "clusters", "dim_labels", "dimension_names", "error"]
+                  "counts", "metrics", "timing", "progress", "clusters", "dim_labels", "dimension_names", "error",
+                  "attempts", "heartbeat_at", "worker"]
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_dimension_names(self, obj: FitRun) -> list[str]:
@@ -225,6 +227,7 @@ class FitRunViewSet(ResearchViewSet):
     serializer_class = FitRunSerializer
 
     def get_queryset(self) -> QuerySet[FitRun]:
+        services.fitrun_reap_lost()  # a read of the fits also ends those whose worker died
         q = self.request.query_params
         qs = FitRun.objects.defer("artifact", "history").order_by("-id")
         if q.get("status"):

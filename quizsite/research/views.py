@@ -34,6 +34,7 @@ def _run(pk: int) -> FitRun:
 
 @staff_member_required
 def index(request: HttpRequest) -> HttpResponse:
+    services.fitrun_reap_lost()  # every read of the fits also ends those whose worker died
     return render(request, "research/index.html", {
         "active": selectors.fit_active(),
         "runs": selectors.fit_runs(limit=8),
@@ -44,6 +45,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def fit_list(request: HttpRequest) -> HttpResponse:
+    services.fitrun_reap_lost()
     page = Paginator(selectors.fit_runs(), 50).get_page(request.GET.get("page"))
     return render(request, "research/fit_list.html", {"page": page})
 
@@ -76,6 +78,7 @@ def fit_new(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    services.fitrun_reap_lost()
     run = _run(pk)
     context = {"run": run, "dim_names": run.dim_names()}
     if run.status == FitRun.Status.SUCCEEDED:
@@ -89,6 +92,7 @@ def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @staff_member_required
 def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    services.fitrun_reap_lost()  # the detail page polls this: a dead worker's fit turns failed while you watch
     run = FitRun.objects.filter(pk=pk).values("status", "progress", "error", "is_active").first()
     if run is None:
         raise Http404("no such fit")
