@@ -22,6 +22,7 @@ from quizsite.agents.models import Agent
 from quizsite.core.roles import is_researcher
 from quizsite.items.models import Item, Response
 
+from . import services
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, responses_selected, with_latest_override
 
@@ -122,7 +123,8 @@ class FitRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = FitRun
         fields = ["id", "label", "status", "is_active", "reason", "created_at", "started_at", "finished_at", "settings",
-                  "counts", "metrics", "timing", "progress", "clusters", "dim_labels", "dimension_names", "error"]
+                  "counts", "metrics", "timing", "progress", "clusters", "dim_labels", "dimension_names", "error",
+                  "attempts", "heartbeat_at", "worker"]
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_dimension_names(self, obj: FitRun) -> list[str]:
@@ -219,6 +221,7 @@ class FitRunViewSet(ResearchViewSet):
     serializer_class = FitRunSerializer
 
     def get_queryset(self) -> QuerySet[FitRun]:
+        services.fitrun_reap_lost()  # a read of the fits also ends those whose worker died
         q = self.request.query_params
         qs = FitRun.objects.defer("artifact", "history").order_by("-id")
         if q.get("status"):

@@ -13,6 +13,8 @@ class ResearchConfig(AppConfig):
 
         from quizsite.celery import app
 
+        from . import tasks  # noqa: F401  (registers the tasks, which services enqueue by name)
+
         every = getattr(settings, "RESEARCH_REFIT_CHECK_SECONDS", 3600)
         if getattr(settings, "RESEARCH_REFIT_MIN_NEW_RESPONSES", 0) > 0:
             app.conf.beat_schedule = {

@@ -1,15 +1,21 @@
-"""Fit runs: start (a Celery task), execute (prepare, embed, fit, store), cancel, activate, refit.
+"""The fit engine: a run's spec, its execution (prepare, embed, fit, build the parameter rows), the refit check.
 
 The execution order is what keeps the active fit safe: the run is prepared, embedded and fitted with
 nothing written but its progress; only when `irt` has returned are the parameters, the artifact and the
 `succeeded` status written, in one transaction, and only then may the run become the active one. A run
 that fails or is cancelled records why and has no parameters.
+
+Every write goes through services.py, and every write of the executing process is conditional on it still
+owning the run; a heartbeat thread keeps the run's `heartbeat_at` fresh between progress steps, so the
+reaper can tell a live fit from one whose worker died (see services.fitrun_reap_lost). Nothing here
+imports the Celery tasks: tasks.py imports this module and services, never the reverse.
 """
 
 from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -19,24 +25,22 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import connections
 
 import irt
 
+from . import liveness, services
 from .artifacts import artifact_pack
 from .embedding import DEFAULT_EMBEDDER, cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, Prepared, prepare, responses_selected
+from .selectors import fit_active
+from .services import FitCancelled, FitLost
 
 log = logging.getLogger(__name__)
 MODELS = ("caimira", "1pl", "2pl", "mirt")
 PROGRESS_EVERY_S = 0.5
-STALE_AFTER_S = 600  # a running fit whose progress has not moved for this long has lost its worker
-
-
-class FitCancelled(Exception):
-    """Raised from the progress hook when a researcher cancelled the run."""
+__all__ = ["MODELS", "FitCancelled", "FitLost", "FitSpec", "fit_run_execute", "fits_refit_if_due"]
 
 
 @dataclass
@@ -83,146 +87,149 @@ class FitSpec:
         )
 
 
-# --- starting, cancelling, activating ------------------------------------------------------------------
-
-
-def fit_run_create(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:
-    return FitRun.objects.create(
-        settings=spec.as_dict(), created_by=user, label=label[:200], reason=reason, activate_on_success=activate,
-        progress={"phase": "queued"},
-    )
-
-
-def fit_run_start(*, spec: FitSpec, user=None, label: str = "", reason: str = "manual", activate: bool = True) -> FitRun:
-    """Create the run and enqueue its Celery task once the row is committed (the worker must see it)."""
-    from .tasks import fit_run_task
-
-    with transaction.atomic():
-        run = fit_run_create(spec=spec, user=user, label=label, reason=reason, activate=activate)
-
-        def enqueue() -> None:
-            result = fit_run_task.delay(run.pk)
-            FitRun.objects.filter(pk=run.pk, task_id="").update(task_id=result.id or "")
-
-        transaction.on_commit(enqueue)
-    return run
-
-
-def fit_run_cancel(*, run: FitRun) -> FitRun:
-    """A queued run is cancelled at once; a running one stops at its next epoch (or now, if its worker is gone)."""
-    with transaction.atomic():
-        run = FitRun.objects.select_for_update().get(pk=run.pk)
-        if run.finished:
-            return run
-        updated = run.progress.get("updated")
-        stale = updated is not None and time.time() - float(updated) > STALE_AFTER_S
-        if run.status == FitRun.Status.QUEUED or stale:
-            run.error = "cancelled before it started" if run.status == FitRun.Status.QUEUED else "cancelled (worker lost)"
-            run.status, run.finished_at = FitRun.Status.CANCELLED, timezone.now()
-            run.progress = {**run.progress, "phase": "cancelled"}
-        run.cancel_requested = True
-        run.save()
-        return run
-
-
-def fit_run_activate(*, run: FitRun) -> FitRun:
-    """Make a succeeded run the active one (the one adaptive play and the default pages use)."""
-    with transaction.atomic():
-        run = FitRun.objects.select_for_update().get(pk=run.pk)
-        if run.status != FitRun.Status.SUCCEEDED:
-            raise ValueError("only a succeeded fit can be active")
-        FitRun.objects.filter(is_active=True).exclude(pk=run.pk).update(is_active=False)
-        run.is_active = True
-        run.save(update_fields=["is_active"])
-        return run
-
-
-def fit_labels_update(*, run: FitRun, labels: list[str]) -> FitRun:
-    """The researcher names the dimensions; names are free text, blank means the default 'dim k'."""
-    run.dim_labels = [label.strip()[:60] for label in labels[: run.dims]]
-    run.save(update_fields=["dim_labels"])
-    return run
-
-
-def fit_active() -> FitRun | None:
-    return FitRun.objects.filter(is_active=True).defer("artifact").first()
-
-
 # --- executing -----------------------------------------------------------------------------------------
 
 
-def _progress_hook(run_id: int, max_epochs: int) -> Callable[[int, float, float | None], None]:
-    last = 0.0
+class _Heartbeat:
+    """A daemon thread that writes the run's heartbeat whenever the fit itself has not for `every` seconds.
 
-    def hook(epoch: int, train_loss: float, val_loss: float | None) -> None:
-        nonlocal last
-        now = time.time()
-        if epoch != 1 and now - last < PROGRESS_EVERY_S:
-            return
-        last = now
-        progress = {"phase": "fitting", "epoch": epoch, "max_epochs": max_epochs, "train_loss": train_loss,
-                    "val_loss": val_loss, "updated": now}
-        FitRun.objects.filter(pk=run_id).update(progress=progress)
-        if FitRun.objects.filter(pk=run_id, cancel_requested=True).exists():
+    Used as a context manager around the execution; on exit it stops and is joined (it never outlives the
+    fit by more than one database call). If a beat finds that this attempt no longer owns the run, it sets
+    `lost` and ends; the fit's next progress step then stops the fit without writing.
+    """
+
+    def __init__(self, fit_id: int, attempt: int, every: float) -> None:
+        self.fit_id, self.attempt, self.every = fit_id, attempt, every
+        self.last = time.monotonic()
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"fit-{fit_id}-heartbeat", daemon=True)
+
+    def beat(self) -> None:
+        """The fit wrote a heartbeat itself (a progress step)."""
+        self.last = time.monotonic()
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.wait(max(0.05, self.every - (time.monotonic() - self.last))):
+                if time.monotonic() - self.last < self.every:
+                    continue
+                try:
+                    owned = services.fitrun_heartbeat(fit_id=self.fit_id, attempt=self.attempt).owned
+                except Exception as exc:  # a locked or unreachable database: try again at the next beat
+                    log.info("fit %s: heartbeat not written (%s)", self.fit_id, exc)
+                    continue
+                self.last = time.monotonic()
+                if not owned:
+                    self.lost.set()
+                    return
+        finally:
+            connections.close_all()  # this thread's own connections
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+
+class _Attempt:
+    """The executing process's handle on its claim: progress writes that double as heartbeats."""
+
+    def __init__(self, run: FitRun, heartbeat: _Heartbeat) -> None:
+        self.fit_id, self.attempt, self.heartbeat = run.pk, run.attempts, heartbeat
+        self.carry = {"lost": run.progress["lost"]} if run.progress.get("lost") else {}
+
+    def write(self, progress: dict[str, Any]) -> None:
+        """Raises FitLost if this attempt no longer owns the run, FitCancelled if a researcher cancelled it."""
+        if self.heartbeat.lost.is_set():
+            raise FitLost()
+        beat = services.fitrun_heartbeat(fit_id=self.fit_id, attempt=self.attempt, check_cancel=True,
+                                         progress={**progress, **self.carry, "updated": time.time()})
+        self.heartbeat.beat()
+        if not beat.owned:
+            raise FitLost()
+        if beat.cancel:
             raise FitCancelled()
 
-    return hook
+    def phase(self, phase: str, **extra: Any) -> None:
+        self.write({"phase": phase, **extra})
+
+    def progress_hook(self, max_epochs: int) -> Callable[[int, float, float | None], None]:
+        last = 0.0
+
+        def hook(epoch: int, train_loss: float, val_loss: float | None) -> None:
+            nonlocal last
+            now = time.time()
+            if epoch != 1 and now - last < PROGRESS_EVERY_S:
+                if self.heartbeat.lost.is_set():
+                    raise FitLost()
+                return
+            last = now
+            self.write({"phase": "fitting", "epoch": epoch, "max_epochs": max_epochs, "train_loss": train_loss,
+                        "val_loss": val_loss})
+
+        return hook
 
 
-def _phase(run_id: int, phase: str, **extra: Any) -> None:
-    FitRun.objects.filter(pk=run_id).update(progress={"phase": phase, "updated": time.time(), **extra})
+def fit_run_execute(*, fit_id: int, worker_name: str = "") -> FitRun:
+    """Run a queued fit to the end. Called by the Celery task (and by `fit_caimira --wait`).
 
-
-def fit_run_execute(*, fit_id: int) -> FitRun:
-    """Run a queued fit to the end. Called by the Celery task (and by `fit_caimira --wait`)."""
-    with transaction.atomic():
-        run = FitRun.objects.select_for_update().get(pk=fit_id)
-        if run.status != FitRun.Status.QUEUED or run.cancel_requested:
-            return run  # cancelled while queued, or delivered twice
-        run.status, run.started_at = FitRun.Status.RUNNING, timezone.now()
-        run.save(update_fields=["status", "started_at"])
+    Any number of calls for one run is safe (a redelivered task): only the call that claims the run works.
+    `worker_name` is the Celery worker's node name, recorded with this process's host and PID.
+    """
+    run = services.fitrun_claim(fit_id=fit_id, worker=liveness.identity(worker_name))
+    if run is None:  # finished, cancelled, or running in a live process: a duplicate delivery
+        run = FitRun.objects.defer("artifact").get(pk=fit_id)
+        log.info("fit %s: nothing to do for this delivery (it is %s)", fit_id, run.status)
+        return run
     timing: dict[str, float] = {}
+    with _Heartbeat(run.pk, run.attempts, liveness.heartbeat_s()) as heartbeat:
+        attempt = _Attempt(run, heartbeat)
+        try:
+            return _execute(run, attempt, timing)
+        except FitLost:
+            log.warning("fit %s: attempt %s no longer owns the run (reaped or cancelled); stopped, wrote nothing",
+                        fit_id, attempt.attempt)
+            return FitRun.objects.defer("artifact").get(pk=fit_id)
+        except FitCancelled:
+            return services.fitrun_finish_unsuccessful(fit_id=fit_id, attempt=attempt.attempt, status=FitRun.Status.CANCELLED,
+                                                       error="cancelled by a researcher", timing=timing)
+        except Exception as exc:  # every failure is recorded on the run; the active fit stays as it was
+            log.exception("fit %s failed", fit_id)
+            detail = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=8)}"
+            return services.fitrun_finish_unsuccessful(fit_id=fit_id, attempt=attempt.attempt, status=FitRun.Status.FAILED,
+                                                       error=detail, timing=timing)
+
+
+def _execute(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> FitRun:
+    fit_id = run.pk
     t0 = time.perf_counter()
-    try:
-        spec = FitSpec.from_dict(run.settings)
-        _phase(fit_id, "preparing")
-        prepared = prepare(spec.data)
-        FitRun.objects.filter(pk=fit_id).update(counts=prepared.counts)
-        if not prepared.responses:
-            raise ValueError("no judged responses match this data selection")
-        # meta travels into the fit's own metrics, so a fit directory says which data selection made it
-        data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses,
-                                        meta={"fit_run": fit_id, "selection": spec.data.as_dict()})
-        timing["prepare_s"] = round(time.perf_counter() - t0, 3)
-        if spec.model == "caimira":
-            t1 = time.perf_counter()
-            _phase(fit_id, "embedding", items=len(prepared.queries))
-            data = irt.with_embeddings(
-                data, model=spec.embedder, template=spec.template, encoder=encoder_for(spec.embedder), cache=cache_dir()
-            )
-            timing["embed_s"] = round(time.perf_counter() - t1, 3)
-        config = spec.config()
-        t2 = time.perf_counter()
-        result = irt.fit(data, config, progress=_progress_hook(fit_id, config.resolved().max_epochs or 0))
-        timing["fit_s"] = round(time.perf_counter() - t2, 3)
-        _phase(fit_id, "storing")
-        run = _store(run_id=fit_id, spec=spec, prepared=prepared, result=result, timing=timing, t0=t0)
-    except FitCancelled:
-        run = _finish_unsuccessful(fit_id, FitRun.Status.CANCELLED, "cancelled by a researcher", timing)
-    except Exception as exc:  # every failure is recorded on the run; the active fit stays as it was
-        log.exception("fit %s failed", fit_id)
-        detail = f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=8)}"
-        run = _finish_unsuccessful(fit_id, FitRun.Status.FAILED, detail, timing)
-    return run
-
-
-def _finish_unsuccessful(fit_id: int, status: str, error: str, timing: dict[str, float]) -> FitRun:
-    # A run whose parameters were already committed (activation failed afterwards) stays succeeded.
-    FitRun.objects.filter(pk=fit_id).exclude(status=FitRun.Status.SUCCEEDED).update(
-        status=status, error=error[:20000], finished_at=timezone.now(), timing=timing,
-        progress={"phase": status, "updated": time.time()},
-    )
-    return FitRun.objects.get(pk=fit_id)
+    spec = FitSpec.from_dict(run.settings)
+    attempt.phase("preparing")
+    prepared = prepare(spec.data)
+    services.fitrun_counts_set(fit_id=fit_id, attempt=attempt.attempt, counts=prepared.counts)
+    if not prepared.responses:
+        raise ValueError("no judged responses match this data selection")
+    # meta travels into the fit's own metrics, so a fit directory says which data selection made it
+    data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses,
+                                    meta={"fit_run": fit_id, "selection": spec.data.as_dict()})
+    timing["prepare_s"] = round(time.perf_counter() - t0, 3)
+    if spec.model == "caimira":
+        t1 = time.perf_counter()
+        attempt.phase("embedding", items=len(prepared.queries))
+        data = irt.with_embeddings(
+            data, model=spec.embedder, template=spec.template, encoder=encoder_for(spec.embedder), cache=cache_dir()
+        )
+        timing["embed_s"] = round(time.perf_counter() - t1, 3)
+    config = spec.config()
+    t2 = time.perf_counter()
+    result = irt.fit(data, config, progress=attempt.progress_hook(config.resolved().max_epochs or 0))
+    timing["fit_s"] = round(time.perf_counter() - t2, 3)
+    attempt.phase("storing")
+    return _store(fit_id=fit_id, attempt=attempt.attempt, spec=spec, prepared=prepared, result=result, timing=timing, t0=t0)
 
 
 def _stats(prepared: Prepared) -> tuple[dict[str, tuple[int, float]], dict[str, tuple[int, float]]]:
@@ -238,7 +245,7 @@ def _stats(prepared: Prepared) -> tuple[dict[str, tuple[int, float]], dict[str, 
     return summary(by_agent), summary(by_item)
 
 
-def _store(*, run_id: int, spec: FitSpec, prepared: Prepared, result: irt.FitResult, timing: dict[str, float], t0: float) -> FitRun:
+def _store(*, fit_id: int, attempt: int, spec: FitSpec, prepared: Prepared, result: irt.FitResult, timing: dict[str, float], t0: float) -> FitRun:
     t3 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         fit_dir = irt.save_fit(result, Path(tmp) / "fit", agents=prepared.agents)
@@ -263,7 +270,7 @@ def _store(*, run_id: int, spec: FitSpec, prepared: Prepared, result: irt.FitRes
         rec = agents_by_id[key]
         n, acc = agent_stats.get(key, (0, None))
         fit_agents.append(
-            FitAgent(fit_id=run_id, key=key, agent_id=rec.get("agent_pk"), kind=rec["type"], name=str(rec.get("name", key))[:200],
+            FitAgent(fit_id=fit_id, key=key, agent_id=rec.get("agent_pk"), kind=rec["type"], name=str(rec.get("name", key))[:200],
                      skill=[float(x) for x in skills[i]], n_responses=n, accuracy=acc, members=list(rec.get("members") or []))
         )
     fit_items = []
@@ -271,34 +278,13 @@ def _store(*, run_id: int, spec: FitSpec, prepared: Prepared, result: irt.FitRes
         rec, query = item_records[key], queries_by_id[key]
         n, acc = item_stats.get(key, (0, None))
         fit_items.append(
-            FitItem(fit_id=run_id, key=key, item_id=query.get("item_pk"), clue=query.get("clue"),
+            FitItem(fit_id=fit_id, key=key, item_id=query.get("item_pk"), clue=query.get("clue"),
                     relevance=rec["relevance"] or [], difficulty=rec["difficulty"], effective_difficulty=rec["effective_difficulty"],
                     effective_total=float(sum(rec["effective_difficulty"])), n_responses=n, accuracy=acc,
                     cluster=None if labels is None else int(labels[j]))
         )
-    with transaction.atomic():
-        run = FitRun.objects.select_for_update().get(pk=run_id)
-        if run.cancel_requested:
-            raise FitCancelled()
-        FitAgent.objects.bulk_create(fit_agents, batch_size=1000)
-        FitItem.objects.bulk_create(fit_items, batch_size=1000)
-        timing["store_s"] = round(time.perf_counter() - t3, 3)
-        timing["total_s"] = round(time.perf_counter() - t0, 3)
-        run.metrics, run.history, run.clusters, run.artifact = result.metrics, result.history, clusters, blob
-        run.timing, run.status, run.finished_at = timing, FitRun.Status.SUCCEEDED, timezone.now()
-        run.progress = {**run.progress, "phase": "succeeded", "updated": time.time()}
-        run.save()
-    if run.activate_on_success:
-        # After the success commit: two runs finishing at once may race for the one active slot (a unique
-        # constraint); the loser retries, so the later run ends active and neither is marked failed.
-        for attempt in range(3):
-            try:
-                run = fit_run_activate(run=run)
-                break
-            except IntegrityError:
-                if attempt == 2:
-                    log.warning("fit %s succeeded but could not be made active", run.pk)
-    return run
+    return services.fitrun_succeed(fit_id=fit_id, attempt=attempt, agents=fit_agents, items=fit_items, metrics=result.metrics,
+                                   history=result.history, clusters=clusters, artifact=blob, timing=timing, t0=t0, t_store=t3)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -319,10 +305,11 @@ def fits_refit_if_due() -> FitRun | None:
     active = fit_active()
     if threshold <= 0 or active is None:
         return None
+    services.fitrun_reap_lost()  # a fit whose worker died must not hold refits back
     if FitRun.objects.filter(status__in=[FitRun.Status.QUEUED, FitRun.Status.RUNNING]).exists():
         return None
     spec = FitSpec.from_dict(active.settings)
     since_id = int(active.counts.get("max_response_id") or 0)
     if responses_selected(spec.data).filter(pk__gt=since_id).count() < threshold:
         return None
-    return fit_run_start(spec=spec, label=f"periodic refit of fit {active.pk}", reason="periodic")
+    return services.fitrun_start(spec=spec, label=f"periodic refit of fit {active.pk}", reason="periodic")

@@ -47,6 +47,12 @@ class FitRun(models.Model):
     clusters = models.JSONField(default=list, blank=True)  # per cluster: size, mean relevance, mean eff. difficulty
     dim_labels = models.JSONField(default=list, blank=True, help_text="The researcher's names for the dimensions.")
     error = models.TextField(blank=True)
+    # Liveness (see services.fitrun_reap_lost): the executing process writes heartbeat_at on every progress
+    # step and at least every RESEARCH_FIT_HEARTBEAT_SECONDS; `worker` says which process (host, pid, the
+    # Celery node); `attempts` counts the times a worker claimed the run (more than 1 after a retry).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     artifact = models.BinaryField(null=True, blank=True, editable=False)
@@ -65,6 +71,11 @@ class FitRun(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def error_line(self) -> str:
+        """The first line of the error (the reason; a traceback follows it for a failure inside the fit)."""
+        return (self.error or "").split("\n", 1)[0]
 
     def dim_names(self) -> list[str]:
         labels = list(self.dim_labels or [])

@@ -26,6 +26,11 @@ def fit_runs(limit: int | None = None) -> QuerySet[FitRun]:
     return qs[:limit] if limit else qs
 
 
+def fit_active() -> FitRun | None:
+    """The active fit (the one adaptive play and the default pages use), if any."""
+    return FitRun.objects.filter(is_active=True).defer("artifact").first()
+
+
 def fit_run_get(pk: int) -> FitRun:
     return FitRun.objects.defer("artifact").get(pk=pk)
 

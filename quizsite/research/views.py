@@ -18,7 +18,7 @@ from quizsite.agents.models import Agent
 from quizsite.core.roles import researcher_required
 from quizsite.items.models import Item, RulingReport
 
-from . import exports, fits, plots, selectors, services
+from . import exports, plots, selectors, services
 from .embedding import EMBEDDER_CHOICES
 from .forms import FitForm, LabelsForm
 from .models import FitRun
@@ -34,8 +34,9 @@ def _run(pk: int) -> FitRun:
 
 @researcher_required
 def index(request: HttpRequest) -> HttpResponse:
+    services.fitrun_reap_lost()  # every read of the fits also ends those whose worker died
     return render(request, "research/index.html", {
-        "active": fits.fit_active(),
+        "active": selectors.fit_active(),
         "runs": selectors.fit_runs(limit=8),
         "open_reports": RulingReport.objects.filter(status=RulingReport.Status.OPEN).count(),
         "item_sets": selectors.item_sets_with_counts(),
@@ -44,6 +45,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def fit_list(request: HttpRequest) -> HttpResponse:
+    services.fitrun_reap_lost()
     page = Paginator(selectors.fit_runs(), 50).get_page(request.GET.get("page"))
     return render(request, "research/fit_list.html", {"page": page})
 
@@ -63,7 +65,7 @@ def fit_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = FitForm(request.POST)
         if form.is_valid():
-            run = fits.fit_run_start(spec=form.spec, user=request.user, label=form.cleaned_data["label"],
+            run = services.fitrun_start(spec=form.spec, user=request.user, label=form.cleaned_data["label"],
                                      activate=form.cleaned_data["activate"])
             return redirect("research:fit_detail", pk=run.pk)
     else:
@@ -76,6 +78,7 @@ def fit_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    services.fitrun_reap_lost()
     run = _run(pk)
     context = {"run": run, "dim_names": run.dim_names()}
     if run.status == FitRun.Status.SUCCEEDED:
@@ -89,6 +92,7 @@ def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @researcher_required
 def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    services.fitrun_reap_lost()  # the detail page polls this: a dead worker's fit turns failed while you watch
     run = FitRun.objects.filter(pk=pk).values("status", "progress", "error", "is_active").first()
     if run is None:
         raise Http404("no such fit")
@@ -98,7 +102,7 @@ def fit_progress(request: HttpRequest, pk: int) -> JsonResponse:
 @researcher_required
 @require_POST
 def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    run = fits.fit_run_cancel(run=_run(pk))
+    run = services.fitrun_cancel(run=_run(pk))
     messages.info(request, "Cancelled." if run.finished else "Cancelling: the fit stops at its next epoch.")
     return redirect("research:fit_detail", pk=pk)
 
@@ -107,7 +111,7 @@ def fit_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def fit_activate(request: HttpRequest, pk: int) -> HttpResponse:
     try:
-        fits.fit_run_activate(run=_run(pk))
+        services.fitrun_activate(run=_run(pk))
         messages.success(request, f"Fit {pk} is now the active fit.")
     except ValueError as exc:
         messages.error(request, str(exc))
@@ -120,7 +124,7 @@ def fit_labels(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run(pk)
     form = LabelsForm(request.POST, dims=run.dims, labels=run.dim_labels)
     if form.is_valid():
-        fits.fit_labels_update(run=run, labels=form.labels())
+        services.fitrun_labels_update(run=run, labels=form.labels())
         messages.success(request, "Dimension names saved.")
     return redirect("research:fit_detail", pk=pk)
 

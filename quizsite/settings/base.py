@@ -196,6 +196,24 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# A worker takes one message at a time; the fit task is acked late and requeued if its pool process dies
+# (options on the task itself, quizsite/research/tasks.py), so it never sits unseen in a dead prefetch.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A prefork worker declares a dead pool process's task lost (and requeues it) after this many seconds
+# (Celery's default is 10); a redelivered fit task is harmless even if its result was in flight.
+CELERY_WORKER_LOST_WAIT = 3.0
+
+# Fits whose worker dies (quizsite/research/README.md): a running fit writes a heartbeat at least every
+# HEARTBEAT seconds; with none for LOST_AFTER seconds it ends failed ("worker lost: ..."), or is queued again
+# (at most MAX_RETRIES times) if RETRY_ON_WORKER_LOSS. Page views, API reads and each worker's start reap;
+# on Redis every live worker also sends the reaper task every REAP_EVERY s. Not on the filesystem broker by
+# default: kombu's filesystem transport can hand a consumer a message file before it is written, which
+# stops the worker, and a worker publishing every few seconds into its own queue makes that likely.
+RESEARCH_FIT_HEARTBEAT_SECONDS = float(os.environ.get("RESEARCH_FIT_HEARTBEAT_SECONDS", "5"))
+RESEARCH_FIT_LOST_AFTER_SECONDS = float(os.environ.get("RESEARCH_FIT_LOST_AFTER_SECONDS", "30"))
+RESEARCH_FIT_REAP_EVERY_SECONDS = float(os.environ.get("RESEARCH_FIT_REAP_EVERY_SECONDS", "10" if REDIS_URL else "0"))
+RESEARCH_FIT_RETRY_ON_WORKER_LOSS = env_bool("RESEARCH_FIT_RETRY_ON_WORKER_LOSS", False)
+RESEARCH_FIT_MAX_RETRIES = int(os.environ.get("RESEARCH_FIT_MAX_RETRIES", "1"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

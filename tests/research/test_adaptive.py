@@ -10,7 +10,7 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
 from quizsite.play import services as play
 from quizsite.play.services import PlayError
-from quizsite.research import fits
+from quizsite.research import fits, services
 from quizsite.research.adaptive import adaptive_next_item, item_information
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import AdaptiveServe
@@ -20,7 +20,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 @pytest.fixture
 def active_fit(world, research_cache):
-    return fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(embedder="hashing-32", max_epochs=60, dims=2)).pk)
+    return fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(embedder="hashing-32", max_epochs=60, dims=2)).pk)
 
 
 def test_picks_the_most_informative_item(world, active_fit):

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Response
-from quizsite.research import fits
+from quizsite.research import fits, services
 from quizsite.research.fits import FitSpec
 
 
@@ -68,7 +68,7 @@ def test_agents_items_and_fits(api, world, research_cache):
     assert api.get(f"/api/agents/{bot.public_id}/").json()["name"] == bot.name
     items = api.get("/api/items/", {"item_set": "world", "kind": "tossup"}).json()
     assert items["count"] == 6 and "clue_ends" in items["results"][0]["data"]
-    run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(embedder="hashing-16", max_epochs=10, dims=2)).pk)
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(embedder="hashing-16", max_epochs=10, dims=2)).pk)
     listing = api.get("/api/fits/", {"active": "true"}).json()
     assert listing["count"] == 1 and listing["results"][0]["id"] == run.pk and "artifact" not in listing["results"][0]
     detail = api.get(f"/api/fits/{run.pk}/").json()

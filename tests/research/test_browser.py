@@ -6,8 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from django.utils import timezone
 
-from quizsite.research import fits
+from quizsite.research import liveness, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 
@@ -24,9 +25,11 @@ def test_live_progress_updates_then_reloads(live_server, django_user_model, monk
     from tests.research.conftest import make_researcher
 
     make_researcher(django_user_model.objects.create_user("res", password="pw", is_staff=True))
-    run = fits.fit_run_create(spec=FitSpec(embedder="hashing-16"))
-    FitRun.objects.filter(pk=run.pk).update(status="running", progress={"phase": "fitting", "epoch": 3, "max_epochs": 100,
-                                                                         "train_loss": 0.7, "val_loss": 0.69})
+    run = services.fitrun_create(spec=FitSpec(embedder="hashing-16"))
+    # running in this (live) process, with a fresh heartbeat: the page views must not reap it
+    FitRun.objects.filter(pk=run.pk).update(status="running", attempts=1, worker=liveness.identity(), heartbeat_at=timezone.now(),
+                                            progress={"phase": "fitting", "epoch": 3, "max_epochs": 100,
+                                                      "train_loss": 0.7, "val_loss": 0.69})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()

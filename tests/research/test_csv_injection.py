@@ -17,7 +17,7 @@ from django.urls import reverse
 from quizsite.agents.models import Agent
 from quizsite.core.csvsafe import csv_cell
 from quizsite.items.models import Response
-from quizsite.research import exports, fits
+from quizsite.research import exports, fits, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.prepare import DataSpec
 
@@ -82,7 +82,7 @@ def test_web_and_command_csv_exports(typed, staff, tmp_path):
 
 def test_fit_parameter_csv_neutralises_names(world, research_cache, tmp_path):
     Agent.objects.filter(pk=world["agents"][0].pk).update(name=HYPERLINK)
-    run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(embedder="hashing-16", max_epochs=5, dims=2,
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(embedder="hashing-16", max_epochs=5, dims=2,
                                                                         data=DataSpec(agent_kinds=["ai", "human"]))).pk)
     assert run.status == "succeeded", run.error
     agents = csv_rows(b"".join(exports.stream_fit(run, "agents", "csv")))

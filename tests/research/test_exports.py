@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from quizsite.items.models import Response, ResponseOverride
-from quizsite.research import exports, fits
+from quizsite.research import exports, fits, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.prepare import DataSpec
 
@@ -110,7 +110,7 @@ def test_caimira_export_round_trip_through_irt_cli(world, overridden, tmp_path):
 
 
 def test_fit_parameter_exports_and_command(world, research_cache, tmp_path, capsys):
-    run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(embedder="hashing-16", max_epochs=10, dims=3)).pk)
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(embedder="hashing-16", max_epochs=10, dims=3)).pk)
     rows = list(csv.DictReader(io.StringIO(b"".join(exports.stream_fit(run, "agents", "csv")).decode())))
     assert len(rows) == 7 and {"skill_1", "skill_2", "skill_3"} <= set(rows[0])
     items = [json.loads(x) for x in b"".join(exports.stream_fit(run, "items", "jsonl")).decode().splitlines()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quizsite.items.models import Response, ResponseOverride
-from quizsite.research import fits
+from quizsite.research import fits, services
 from quizsite.research.artifacts import fit_result_load
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitAgent, FitItem, FitRun
@@ -48,7 +48,7 @@ def test_prepare_uses_latest_override_and_groups_humans(world, staff):
 
 def test_fit_run_end_to_end_eager(world, research_cache, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = fits.fit_run_start(spec=FitSpec(**FAST), label="tiny")
+        run = services.fitrun_start(spec=FitSpec(**FAST), label="tiny")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
     assert run.is_active
@@ -67,11 +67,11 @@ def test_fit_run_end_to_end_eager(world, research_cache, django_capture_on_commi
 
 
 def test_failed_fit_leaves_active_fit_untouched(world, research_cache):
-    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    good = services.fitrun_create(spec=FitSpec(**FAST))
     fits.fit_run_execute(fit_id=good.pk)
     good.refresh_from_db()
     assert good.is_active
-    bad = fits.fit_run_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["no-such-set"])}))
+    bad = services.fitrun_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["no-such-set"])}))
     fits.fit_run_execute(fit_id=bad.pk)
     bad.refresh_from_db()
     good.refresh_from_db()
@@ -82,14 +82,14 @@ def test_failed_fit_leaves_active_fit_untouched(world, research_cache):
 
 
 def test_failure_inside_irt_fit_writes_nothing(world, research_cache, monkeypatch):
-    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    good = services.fitrun_create(spec=FitSpec(**FAST))
     fits.fit_run_execute(fit_id=good.pk)
 
     def boom(*args, **kwargs):
         raise FloatingPointError("loss became nan")
 
     monkeypatch.setattr(fits.irt, "fit", boom)
-    bad = fits.fit_run_create(spec=FitSpec(**FAST))
+    bad = services.fitrun_create(spec=FitSpec(**FAST))
     fits.fit_run_execute(fit_id=bad.pk)
     bad.refresh_from_db()
     assert bad.status == "failed" and "loss became nan" in bad.error
@@ -97,9 +97,9 @@ def test_failure_inside_irt_fit_writes_nothing(world, research_cache, monkeypatc
 
 
 def test_cancel_while_fitting_stops_and_keeps_active(world, research_cache, monkeypatch):
-    good = fits.fit_run_create(spec=FitSpec(**FAST))
+    good = services.fitrun_create(spec=FitSpec(**FAST))
     fits.fit_run_execute(fit_id=good.pk)
-    run = fits.fit_run_create(spec=FitSpec(**{**FAST, "max_epochs": 500}))
+    run = services.fitrun_create(spec=FitSpec(**{**FAST, "max_epochs": 500}))
     real_fit = fits.irt.fit
 
     def fit_and_cancel(data, config, progress=None):
@@ -121,8 +121,8 @@ def test_cancel_while_fitting_stops_and_keeps_active(world, research_cache, monk
 
 
 def test_cancel_queued_run_never_starts(world, research_cache):
-    run = fits.fit_run_create(spec=FitSpec(**FAST))
-    fits.fit_run_cancel(run=run)
+    run = services.fitrun_create(spec=FitSpec(**FAST))
+    services.fitrun_cancel(run=run)
     fits.fit_run_execute(fit_id=run.pk)
     run.refresh_from_db()
     assert run.status == "cancelled" and run.started_at is None
@@ -155,7 +155,7 @@ def test_fit_caimira_command(world, research_cache, capsys, django_capture_on_co
 def test_periodic_refit_when_enough_new_responses(world, research_cache, settings, django_capture_on_commit_callbacks):
     settings.RESEARCH_REFIT_MIN_NEW_RESPONSES = 3
     assert fits.fits_refit_if_due() is None  # no active fit yet
-    active = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**FAST)).pk)
+    active = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**FAST)).pk)
     assert fits.fits_refit_if_due() is None  # nothing new
     item, agent = world["items"][0], world["agents"][0]
     for _ in range(3):
@@ -189,7 +189,7 @@ def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db
     for r in prepared.responses:
         by_query.setdefault(r["query_id"], {})[r["agent_id"]] = r["ruling"]
     assert by_query["c/q1_2"][player.public_id] == 1 and len(by_query["c/q1_2"]) == 3  # live + 2 published
-    run = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["c"])})).pk)
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["c"])})).pk)
     assert run.status == "succeeded", run.error
     assert items_without_fit(run) == []  # the rebuilt tossup is in the fit through its prefixes
     from django.test import Client

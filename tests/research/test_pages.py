@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from quizsite.items.models import Item
-from quizsite.research import fits
+from quizsite.research import fits, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 
@@ -15,7 +15,7 @@ FAST = {"embedder": "hashing-32", "max_epochs": 30, "dims": 2}
 
 @pytest.fixture
 def fitted(world, research_cache):
-    run = fits.fit_run_create(spec=FitSpec(**FAST), label="tiny")
+    run = services.fitrun_create(spec=FitSpec(**FAST), label="tiny")
     return fits.fit_run_execute(fit_id=run.pk)
 
 
@@ -91,12 +91,12 @@ def test_item_view_predictions_and_cold_start(browser, fitted):
 
 
 def test_compare_activate_cancel(browser, fitted, world, research_cache):
-    second = fits.fit_run_execute(fit_id=fits.fit_run_create(spec=FitSpec(**{**FAST, "model": "1pl"}), activate=False).pk)
+    second = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**{**FAST, "model": "1pl"}), activate=False).pk)
     page = browser.get(reverse("research:fit_compare") + f"?ids={fitted.pk}&ids={second.pk}")
     assert page.status_code == 200 and b"1pl" in page.content and b"caimira" in page.content
     browser.post(reverse("research:fit_activate", args=[second.pk]))
     assert FitRun.objects.get(is_active=True).pk == second.pk
-    queued = fits.fit_run_create(spec=FitSpec(**FAST))
+    queued = services.fitrun_create(spec=FitSpec(**FAST))
     browser.post(reverse("research:fit_cancel", args=[queued.pk]))
     queued.refresh_from_db()
     assert queued.status == "cancelled"

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from quizsite.annotate import urls as annotate_urls
 from quizsite.items.models import Response, ResponseOverride, RulingReport
-from quizsite.research import fits
+from quizsite.research import services
 from quizsite.research import urls as research_urls
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
@@ -34,7 +34,7 @@ GUARDED = _guarded()
 @pytest.fixture
 def objects(world, make_campaign_for_roles) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Real objects for the URL arguments, so a researcher reaches the view and not a 404 for a missing pk."""
-    run = fits.fit_run_create(spec=FitSpec(embedder="hashing-16"))
+    run = services.fitrun_create(spec=FitSpec(embedder="hashing-16"))
     response = Response.objects.filter(agent__kind="human").order_by("id").first()
     report = RulingReport.objects.create(response=response, reporter=response.agent, comment="I was right")
     campaign = make_campaign_for_roles()

@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from quizsite.research import exports
 from quizsite.research.cli import add_data_arguments, data_spec
-from quizsite.research.fits import fit_active
 from quizsite.research.models import FitRun
+from quizsite.research.selectors import fit_active
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from quizsite.research import fits
+from quizsite.research import fits, services
 from quizsite.research.cli import add_data_arguments, data_spec
 from quizsite.research.embedding import DEFAULT_EMBEDDER
 from quizsite.research.fits import FitSpec
@@ -36,10 +36,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         activate = not o["no_activate"]
         if not o["wait"]:
-            run = fits.fit_run_start(spec=spec, label=o["label"], reason="command", activate=activate)
+            run = services.fitrun_start(spec=spec, label=o["label"], reason="command", activate=activate)
             self.stdout.write(f"fit {run.pk} queued; a Celery worker runs it (see /research/fits/{run.pk}/)")
             return
-        run = fits.fit_run_create(spec=spec, label=o["label"], reason="command", activate=activate)
+        run = services.fitrun_create(spec=spec, label=o["label"], reason="command", activate=activate)
         self.stdout.write(f"fit {run.pk}: running here")
         run = fits.fit_run_execute(fit_id=run.pk)
         if run.status != FitRun.Status.SUCCEEDED:
