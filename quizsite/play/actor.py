@@ -192,6 +192,7 @@ class RoomActor:
                 for p in event["players"]:
                     self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
         await self.publish(outcome.events)
+        await self.publish(services.room_start_reading(room=self.room, now=timezone.now()))
 
     # --- events ---------------------------------------------------------------------------------------
 

@@ -153,7 +153,8 @@ def room_renew(*, room: Room, now: datetime, lease: timedelta) -> bool:
     """Extend the lease (and record how far reading got, for a successor); False when it was lost."""
     return bool(
         Room.objects.filter(pk=room.pk, driver=room.driver)
-        .update(driver_until=now + lease, sent_upto=room.sent_upto)
+        .update(driver_until=now + lease, sent_upto=room.sent_upto, reveal_base=room.reveal_base,
+                reveal_anchor=room.reveal_anchor)
     )
 
 
@@ -238,16 +239,17 @@ def _tossup(room: Room) -> TossupText:
     return TossupText(words=data["words"], clue_ends=data["clue_ends"], power_index=data.get("power_index"))
 
 
-def due_ms(room: Room, index: int) -> int:
+def due_ms(room: Room, index: int) -> int | None:
     """Epoch ms at which word `index` is due by the room's clock (for clients to measure lateness)."""
-    assert room.reveal_anchor is not None
+    if room.reveal_anchor is None:
+        return None
     return int(room.reveal_anchor.timestamp() * 1000) + clock.reveal_offset(_cum(room), room.reveal_base, index)
 
 
 def room_reveal(*, room: Room, now: datetime) -> list[Event]:
     """The words due by `now` that were not sent yet. Touches no database: the schedule is a pure function
     of the anchor the last transition saved, so any successor computes the same."""
-    if room.phase != Room.Phase.READING:
+    if room.phase != Room.Phase.READING or room.reveal_anchor is None:
         return []
     revealed = clock.revealed_count(_cum(room), room.reveal_base, ms_between(now, room.reveal_anchor))
     if revealed <= room.sent_upto:
@@ -257,9 +259,19 @@ def room_reveal(*, room: Room, now: datetime) -> list[Event]:
     return [event]
 
 
+def room_start_reading(*, room: Room, now: datetime) -> list[Event]:
+    """Reading (re)starts when the transition that starts it is told, not when its request arrived: a
+    request that waited for the database would otherwise have the words of its wait thrown at the
+    players in one burst. The leader calls this right after publishing a transition."""
+    if room.phase != Room.Phase.READING or room.reveal_anchor is not None:
+        return []
+    room.reveal_anchor = now
+    return room_reveal(room=room, now=now)
+
+
 def _reading_over(room: Room, now: datetime) -> bool:
     cum = _cum(room)
-    if room.sent_upto < len(cum):
+    if room.reveal_anchor is None or room.sent_upto < len(cum):
         return False
     last_shown = clock.reveal_offset(cum, room.reveal_base, len(cum) - 1)
     return ms_between(now, room.reveal_anchor) >= last_shown + room_settings(room)["dead_ms"]
@@ -277,6 +289,8 @@ def room_wake_in(*, room: Room, now: datetime) -> float:
     if room.phase == Room.Phase.BUZZED and room.buzz_deadline:
         return (room.buzz_deadline + LATE_ANSWER_GRACE - now).total_seconds()
     if room.phase == Room.Phase.READING:
+        if room.reveal_anchor is None:
+            return 0.0
         cum = _cum(room)
         if room.sent_upto < len(cum):
             due = clock.reveal_offset(cum, room.reveal_base, room.sent_upto)
@@ -400,7 +414,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
         return events + _end(room, "answered")
     room.phase = Room.Phase.READING
     room.reveal_base = word_index
-    room.reveal_anchor = now
+    room.reveal_anchor = None  # set when the ruling is told (room_start_reading)
     room.buzz_player = None
     room.buzz_deadline = None
     room.buzz_word_index = None
@@ -425,12 +439,11 @@ def room_next(*, room: Room, player_id: int, now: datetime, qid: str = "", prese
         room.item = _pick_item(room, present or [])
         room.qid = secrets.token_hex(6)
         room.phase = Room.Phase.READING
-        room.started_at = room.reveal_anchor = now
+        room.started_at, room.reveal_anchor = now, None  # reading starts when the tossup is told
         room.reveal_base = room.sent_upto = 0
         room.buzz_prompts = 0
         room.locked_out = []
         events.append(tossup_event(room))
-        events += room_reveal(room=room, now=now)
         _save(room)
         return Outcome(events=events)
 

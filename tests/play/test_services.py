@@ -38,7 +38,8 @@ def room(tossup_set):
     a, b = (services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name=n).pk, name=n, now=T0).pk
             for n in ("ann", "bob"))
     events = services.room_next(room=r, player_id=a, now=at(0)).events
-    assert types(events) == ["tossup", "words"]
+    assert types(events) == ["tossup"]  # reading starts when the leader has told it
+    assert types(services.room_start_reading(room=r, now=at(0))) == ["words"]
     return {"a": a, "b": b, "qid": events[0]["qid"], "n": events[0]["n_words"], "item": tossup_set, "room": r}
 
 
@@ -46,8 +47,11 @@ def buzz_at(room, who, ms):
     return services.room_buzz(room=room["room"], player_id=room[who], qid=room["qid"], now=at(ms))
 
 
-def answer_at(room, who, text, ms):
-    return services.room_answer(room=room["room"], player_id=room[who], qid=room["qid"], text=text, now=at(ms))
+def answer_at(room, who, text, ms, told_ms=None):
+    """An answer arriving at `ms`, its ruling told at `told_ms` (the leader resumes reading then)."""
+    outcome = services.room_answer(room=room["room"], player_id=room[who], qid=room["qid"], text=text, now=at(ms))
+    services.room_start_reading(room=room["room"], now=at(ms if told_ms is None else told_ms))
+    return outcome
 
 
 def test_words_revealed_follow_server_time_and_pause_on_buzz(room):
@@ -88,6 +92,7 @@ def test_wrong_answer_negs_while_words_remain_then_reading_resumes(room):
     assert tick(room["room"], 650) == []
     words = tick(room["room"], 700)
     assert [(e["start"], e["words"], e["t"]) for e in words] == [(5, ["W05"], int(at(700).timestamp() * 1000))]
+    assert Room.objects.get(slug="r").reveal_anchor is None  # the anchor is the telling's, saved by the lease
     # the same player cannot buzz again; the other can
     assert buzz_at(room, "a", 800).reply[0]["code"] == "locked_out"
     assert types(buzz_at(room, "b", 800).events)[-1] == "buzz"
@@ -176,6 +181,15 @@ def test_report_flags_latest_ruling_without_touching_it(room):
     report = RulingReport.objects.get()
     assert reply["response_id"] == report.response_id == before[0]["id"]
     assert list(Response.objects.values()) == before  # the original row is never rewritten
+
+
+def test_reading_resumes_from_when_the_ruling_is_told_not_when_the_answer_arrived(room):
+    buzz_at(room, "a", 450)
+    answer_at(room, "a", "madagascar", 600, told_ms=900)  # the ruling waited 300 ms for the database
+    assert tick(room["room"], 950) == []  # no burst of the words "due" during the wait
+    assert [e["start"] for e in tick(room["room"], 1000)] == [5]
+    assert services.room_renew(room=room["room"], now=at(1000), lease=LEASE)
+    assert Room.objects.get(slug="r").reveal_anchor == at(900)
 
 
 def test_answer_arriving_within_the_grace_is_judged(room):
