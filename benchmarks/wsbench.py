@@ -100,6 +100,7 @@ async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
                     me = room["next_id"]
                     room["next_id"] += 1
                     room["clients"].add(ws)
+                    room.setdefault("scores", {})[me] = {"id": me, "name": msg.get("name", ""), "score": 0}
                     await ws.send(json.dumps({"type": "hello", "player_id": me, "room": slug, "state": {"players": []}}))
                 elif kind == "next" and room["qid"] is None:
                     tossup = tossups[room["n"] % len(tossups)]
@@ -114,8 +115,12 @@ async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
                                      "deadline_ms": room["answer_ms"]})
                 elif kind == "answer" and room["buzz"] == me:
                     verdict = "accept" if msg.get("text") == room["tossup"]["answer"] else "reject"
+                    points = 10 if verdict == "accept" else -5
                     broadcast(room, {"type": "ruling", "qid": room["qid"], "player_id": me, "text": msg.get("text"),
-                                     "verdict": verdict, "points": 0})
+                                     "verdict": verdict, "points": points})
+                    room["scores"][me]["score"] += points  # the protocol's `scores`: every player, after a change
+                    players = sorted(room["scores"].values(), key=lambda p: (-p["score"], p["id"]))
+                    broadcast(room, {"type": "scores", "players": players})
                     room["buzz"] = None
                     room["wake"].set()
         finally:
@@ -276,6 +281,7 @@ class CaseResult:
     missing_end: int
     refused: int
     rss_mb: list[float] = field(default_factory=list)
+    worst_late_by_word: dict[int, float] = field(default_factory=dict)  # where in the tossup lateness peaks
 
     def pct(self, values: list[float], p: int) -> float:
         if not values:
@@ -401,6 +407,7 @@ async def run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: 
 
     spread: list[float] = []
     late: list[float] = []
+    worst: dict[int, float] = defaultdict(float)
     lost = duplicated = deliveries = missing_end = 0
     for room_bots in by_room.values():
         qids = {q for b in room_bots for q in b.n_words}
@@ -423,6 +430,7 @@ async def run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: 
                     due = b.due.get((qid, index))
                     if due is not None:
                         late.append(a[0] - due)
+                        worst[index] = max(worst[index], a[0] - due)
             missing_end += sum(1 for b in room_bots if qid not in b.ended)
     refused += len(bots) - len(live) - refused if len(bots) - len(live) > refused else 0
 
@@ -436,4 +444,4 @@ async def run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: 
     await asyncio.gather(*(close(b) for b in bots))
     return CaseResult(name=name, players=len(bots), join_s=join_s, spread=spread, late=late, buzz=buzz_ms,
                       ruling=ruling_ms, lost=lost, duplicated=duplicated, deliveries=deliveries,
-                      missing_end=missing_end, refused=refused)
+                      missing_end=missing_end, refused=refused, worst_late_by_word=dict(worst))
