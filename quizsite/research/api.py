@@ -219,6 +219,7 @@ class AgentViewSet(ResearchViewSet):
 ]))
 class FitRunViewSet(ResearchViewSet):
     serializer_class = FitRunSerializer
+    queryset = FitRun.objects.all()  # the model, for the schema; reads go through get_queryset
 
     def get_queryset(self) -> QuerySet[FitRun]:
         services.fitrun_reap_lost()  # a read of the fits also ends those whose worker died

@@ -30,7 +30,7 @@ def main() -> None:
     def setup(data: str) -> None:
         call_command("migrate", verbosity=0)
         call_command("import_items", data, "--format", "caimira", "--set", "tiny", stdout=io.StringIO())
-        staff = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+        staff = get_user_model().objects.create_user("res", password="pw", is_superuser=True)  # a researcher
         client.force_login(staff)
 
     def manage(args: list[str]) -> str:
