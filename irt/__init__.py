@@ -32,6 +32,7 @@ from .prepare import (
     group_responses,
     majority_vote,
     split_clues,
+    tossup_rulings,
 )
 from .train import FitConfig, FitResult, ProgressCallback, fit, hash_split
 
@@ -77,5 +78,6 @@ __all__ = [
     "save_embeddings",
     "save_fit",
     "split_clues",
+    "tossup_rulings",
     "with_embeddings",
 ]

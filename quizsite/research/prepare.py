@@ -8,11 +8,19 @@ Rules (CAIMIRA.md):
   as the play clock splits them. An imported `clue_prefix` item (orig_qid q, n_clues k) is the same IRT
   item `<set>/<q>_<k>`, so live buzzes on a rebuilt tossup and published rulings meet on one item.
   Any other item is one IRT item `<set>/<external id>`.
-- Per agent and item, the first judged response counts (QANTA keeps a player's first record per
-  question; a prompt is not judged, its follow-up answer is). A researcher's override replaces the
-  original ruling here (the latest override wins); the original row is never changed.
-- A buzz on a tossup at clue t is backfilled (`irt.backfill`): correct -> 1 for k >= t, wrong -> 0 for
-  k <= t. A player who heard a tossup without buzzing left no row, so gives no ruling.
+- Only judged responses count (a prompt is not judged, its follow-up answer is). A researcher's
+  override replaces the original ruling here (the latest override wins); the original row is never
+  changed. "First" always means earliest by `created_at`, then by id: a rule on the data, not on the
+  order in which rows happened to be inserted or imported.
+- Humans (players, groups): per item, the first judged response counts (QANTA keeps a player's first
+  record per question; a second row on one tossup is a replay).
+- AI systems: every judged response on a tossup counts at its own clue (`irt.tossup_rulings`): an
+  answer given after clue k is the system's response to q_k. Several answers at one clue: the first.
+- A single buzz (every human, and an AI system that answered at one clue only) is backfilled
+  (`irt.backfill`): correct at t -> 1 for k >= t, wrong -> 0 for k <= t. Answers at several clues are
+  not. A player who heard a tossup without buzzing left no row, so gives no ruling.
+- When two source items give one IRT item (a live tossup and an imported clue prefix of it), a ruling
+  answered at that clue beats a backfilled one, then the first answer wins.
 - Grouping `groups`: individual human players are replaced by synthetic `human_group` agents of the
   chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them.
 - Only IRT items with at least one ruling are in the data; the others get cold-start predictions.
@@ -196,42 +204,70 @@ def agent_record(agent: Agent) -> dict[str, Any]:
     return {"id": agent.public_id, "name": name, "type": agent.kind, "agent_pk": agent.pk}
 
 
+Answer = tuple[datetime, int, bool, int | None]  # (created_at, response id, judged correct, clue_index)
+Ruling = tuple[bool, tuple[datetime, int], int]  # (backfilled, (created_at, id) of its answer, 0/1)
+
+
+def _item_rulings(item: Item, item_qs: list[dict[str, Any]], answers: list[Answer]) -> dict[str, Ruling]:
+    """One agent's rulings on the IRT items of one source item, from its judged answers (earliest first).
+
+    A tossup's answers go to `irt.tossup_rulings` (one clue: backfilled single buzz; several clues: each
+    its own q_k). Any other item: its earliest answer. Each ruling keeps whether it was backfilled and
+    which answer it came from, so that `_merge` can choose between two source items of one IRT item.
+    """
+    if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:
+        n = len(item_qs)
+        at: dict[int, Answer] = {}
+        for a in answers:
+            at.setdefault(n if a[3] is None else min(max(a[3] + 1, 1), n), a)
+        got = irt.tossup_rulings(n, [(k, a[2]) for k, a in at.items()])
+        single = next(iter(at.values()))
+        return {
+            item_qs[k - 1]["id"]: (k not in at, (at.get(k, single)[0], at.get(k, single)[1]), r) for k, r in got.items()
+        }
+    first = answers[0]
+    return {item_qs[0]["id"]: (False, (first[0], first[1]), int(first[2]))}
+
+
+def _merge(mine: dict[str, Ruling], got: dict[str, Ruling]) -> None:
+    """Two source items can give one IRT item (a live tossup and an imported clue prefix of it): a ruling
+    answered at that clue beats a backfilled one, then the earlier answer (time, id) wins. No dict order."""
+    for qid, ruling in got.items():
+        if qid not in mine or ruling[:2] < mine[qid][:2]:
+            mine[qid] = ruling
+
+
 def prepare(spec: DataSpec) -> Prepared:
     rows = with_latest_override(responses_selected(spec)).order_by("id").values_list(
-        "id", "agent_id", "item_id", "correct", "clue_index", "override_verdict", "override_correct"
+        "id", "agent_id", "item_id", "correct", "clue_index", "created_at", "override_verdict", "override_correct"
     )
-    first: dict[tuple[int, int], tuple[bool, int | None]] = {}
+    answers: dict[tuple[int, int], list[Answer]] = defaultdict(list)
     n_source, max_id = 0, 0
-    for rid, agent_id, item_id, correct, clue_index, o_verdict, o_correct in rows.iterator(chunk_size=5000):
+    for rid, agent_id, item_id, correct, clue_index, created_at, o_verdict, o_correct in rows.iterator(chunk_size=5000):
         n_source += 1
         max_id = max(max_id, rid)
         judged = _judged(correct, o_verdict, o_correct)
-        if judged is None or (agent_id, item_id) in first:
-            continue
-        first[(agent_id, item_id)] = (judged, clue_index)
+        if judged is not None:
+            answers[(agent_id, item_id)].append((created_at, rid, judged, clue_index))
 
-    items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in first})
-    agents = Agent.objects.in_bulk({agent_id for agent_id, _i in first})
+    items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in answers})
+    agents = Agent.objects.in_bulk({agent_id for agent_id, _i in answers})
     queries: dict[str, dict[str, Any]] = {}
-    rulings: dict[int, dict[str, int]] = defaultdict(dict)  # agent pk -> {query id: 0/1}
+    merged: dict[int, dict[str, Ruling]] = defaultdict(dict)  # agent pk -> {query id: ruling}
     queries_of: dict[int, list[dict[str, Any]]] = {}  # per item, computed once (clue texts are joins)
-    for (agent_id, item_id), (correct, clue_index) in first.items():
+    for (agent_id, item_id), given in answers.items():
+        given.sort(key=lambda a: (a[0], a[1]))
+        if agents[agent_id].kind != Agent.Kind.AI:
+            given = given[:1]  # a player's first record per question counts (QANTA); later rows are replays
         item = items[item_id]
         if item_id not in queries_of:
             queries_of[item_id] = item_queries(item)
-        item_qs = queries_of[item_id]
-        if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:  # clue prefixes: backfill the buzz
-            n = len(item_qs)
-            t = n if clue_index is None else min(max(clue_index + 1, 1), n)
-            got = {item_qs[k - 1]["id"]: r for k, r in irt.backfill(n, t, correct).items()}
-        else:
-            got = {item_qs[0]["id"]: int(correct)}
-        for qid, ruling in got.items():
-            if qid not in rulings[agent_id]:  # an earlier response on the same IRT item wins
-                rulings[agent_id][qid] = ruling
-        for q in item_qs:
+        got = _item_rulings(item, queries_of[item_id], given)
+        _merge(merged[agent_id], got)
+        for q in queries_of[item_id]:
             if q["id"] in got:
                 queries.setdefault(q["id"], q)
+    rulings = {a: {q: r[2] for q, r in sorted(mine.items())} for a, mine in sorted(merged.items())}
 
     agent_records = {a: agent_record(agents[a]) for a in rulings}
     humans = [a for a in rulings if agents[a].kind == Agent.Kind.HUMAN]
@@ -256,7 +292,7 @@ def prepare(spec: DataSpec) -> Prepared:
     types = {a["id"]: a["type"] for a in agent_list}
     counts = {
         "source_responses": n_source,
-        "judged_pairs": len(first),
+        "judged_pairs": len(answers),
         "max_response_id": max_id,
         "items": len(query_list),
         "source_items": len({q["item_pk"] for q in query_list}),
