@@ -32,7 +32,7 @@ class FitForm(forms.Form):
     dims = forms.IntegerField(min_value=1, max_value=32, initial=5, help_text="latent dimensions m (1pl/2pl use 1)")
     embedder = forms.CharField(initial=EMBEDDER_CHOICES[0][0], help_text="a choice below, a sentence-transformers path, or hashing-<dim>",
                                widget=forms.TextInput(attrs={"list": "embedders"}))
-    template = forms.CharField(initial=irt.DEFAULT_TEMPLATE, help_text="'default' (text + answer) or a format string, e.g. {text}")
+    template = forms.CharField(initial=irt.DEFAULT_TEMPLATE, help_text="'default' (text + answer + the answer's summary when the item has one) or a format string, e.g. {text}")
     max_epochs = forms.IntegerField(required=False, min_value=1, help_text="blank: irt's default with early stopping")
     val_fraction = forms.FloatField(min_value=0, max_value=0.9, initial=0.1)
     seed = forms.IntegerField(initial=0)

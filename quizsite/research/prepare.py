@@ -137,9 +137,15 @@ def tossup_text(item: Item) -> TossupText:
 def item_queries(item: Item) -> list[dict[str, Any]]:
     """CAIMIRA query records of one item (every clue prefix of a tossup), whether or not it was answered.
 
-    Extra fields: `item_pk`, `clue`, `kind`, `category`, used by the pages and the templates.
+    `text`, `answer` and, when the item carries one (`item.data["summary"]`, from the importers), `summary`
+    are what `irt.item_text` embeds: fits, cold-start pages and `python -m irt` on an export all build the
+    embedding input from these records with that one function, so they embed the same text. Extra fields:
+    `item_pk`, `clue`, `kind`, `category`, used by the pages and the templates.
     """
     base = {"answer": clean_answer(item.answer), "category": item.category, "item_pk": item.pk, "kind": item.kind}
+    summary = item.data.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        base["summary"] = summary.strip()
     if item.kind == Item.Kind.TOSSUP and item.data.get("clue_ends"):
         clues = tossup_text(item).clues()
         return [
