@@ -22,7 +22,9 @@ Rules (CAIMIRA.md):
 - When two source items give one IRT item (a live tossup and an imported clue prefix of it), a ruling
   answered at that clue beats a backfilled one, then the first answer wins.
 - Grouping `groups`: individual human players are replaced by synthetic `human_group` agents of the
-  chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them.
+  chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them;
+  `paper` builds the CAIMIRA paper's groups (`irt.group_humans_paper`, see `group_players`). The scheme
+  and its numbers are `Prepared.grouping`, kept in the counts and in the fit's metadata.
 - Only IRT items with at least one ruling are in the data; the others get cold-start predictions.
 """
 
@@ -45,7 +47,12 @@ from quizsite.items.tossups import TossupText
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
-GROUPINGS = ("individual", "groups")
+GROUPING_CHOICES = [
+    ("individual", "each player is an agent"),
+    ("groups", "pool players into groups (every player at every size)"),
+    ("paper", "CAIMIRA paper: a few disjoint groups per size, widest-coverage players alone"),
+]
+GROUPINGS = tuple(name for name, _label in GROUPING_CHOICES)
 
 
 @dataclass
@@ -57,6 +64,7 @@ class DataSpec:
     until: str = ""  # ISO date or datetime, exclusive
     grouping: str = "individual"
     group_sizes: list[int] = field(default_factory=lambda: [1, 5, 10, 15])
+    groups_per_size: int = 5  # grouping "paper" only
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -70,6 +78,8 @@ class DataSpec:
             raise ValueError(f"unknown item kind {sorted(unknown)[0]!r}")
         if any(int(s) < 1 for s in self.group_sizes):
             raise ValueError("group sizes must be positive")
+        if int(self.groups_per_size) < 1:
+            raise ValueError("groups per size must be positive")
         for name in ("since", "until"):
             if getattr(self, name) and _when(getattr(self, name)) is None:
                 raise ValueError(f"{name} must be an ISO date or datetime")
@@ -89,6 +99,36 @@ class Prepared:
     agents: list[dict[str, Any]]
     responses: list[dict[str, Any]]
     counts: dict[str, Any]
+    grouping: dict[str, Any] = field(default_factory=dict)  # how humans became agents; kept with the fit
+
+
+def group_players(
+    spec: DataSpec, by_player: dict[str, dict[str, int]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Group agents, their responses, and a record of the scheme (what the fit keeps in its metadata).
+
+    `groups`: every player in one group of every size (`irt.group_humans`). `paper`: the CAIMIRA paper's
+    `groups_per_size` groups of each size, a player in at most one (`irt.group_humans_paper`); players in
+    no group are left out of the fit, as in the paper, and counted. Either way a group's response on an
+    item is the majority of the members who answered it, a tie drawn from seed, group and item
+    (`irt.group_responses`).
+    """
+    record: dict[str, Any] = {"scheme": spec.grouping}
+    if spec.grouping == "individual":
+        return [], [], record
+    sizes = [int(s) for s in spec.group_sizes]
+    if spec.grouping == "paper":
+        groups = irt.group_humans_paper(by_player, sizes=sizes, per_size=int(spec.groups_per_size))
+        record["groups_per_size"] = int(spec.groups_per_size)
+    else:
+        groups = irt.group_humans(by_player, sizes=sizes)
+    grouped = {m for g in groups for m in g.members}
+    record.update({
+        "sizes": sizes, "seed": int(spec.seed), "combine": "majority of members who answered; tie drawn (seeded)",
+        "groups_by_size": {str(s): sum(g.size == s for g in groups) for s in sizes},
+        "players": len(by_player), "players_grouped": len(grouped), "players_left_out": len(set(by_player) - grouped),
+    })
+    return irt.group_responses(groups, by_player, seed=int(spec.seed)), irt.group_agents(groups), record
 
 
 def _when(value: str) -> datetime | None:
@@ -276,19 +316,18 @@ def prepare(spec: DataSpec) -> Prepared:
     rulings = {a: {q: r[2] for q, r in sorted(mine.items())} for a, mine in sorted(merged.items())}
 
     agent_records = {a: agent_record(agents[a]) for a in rulings}
-    humans = [a for a in rulings if agents[a].kind == Agent.Kind.HUMAN]
+    pooled = set() if spec.grouping == "individual" else {a for a in rulings if agents[a].kind == Agent.Kind.HUMAN}
     responses = [
         {"query_id": q, "agent_id": agent_records[a]["id"], "ruling": r}
         for a in rulings
-        if not (spec.grouping == "groups" and a in humans)
+        if a not in pooled
         for q, r in rulings[a].items()
     ]
-    agent_list = [rec for a, rec in agent_records.items() if not (spec.grouping == "groups" and a in humans)]
-    if spec.grouping == "groups" and humans:
-        by_player = {agent_records[a]["id"]: rulings[a] for a in humans}
-        groups = irt.group_humans(by_player, sizes=[int(s) for s in spec.group_sizes])
-        responses += irt.group_responses(groups, by_player, seed=spec.seed)
-        agent_list += irt.group_agents(groups)
+    agent_list = [rec for a, rec in agent_records.items() if a not in pooled]
+    by_player = {agent_records[a]["id"]: rulings[a] for a in rulings if a in pooled}
+    group_rows, group_list, grouping = group_players(spec, by_player)
+    responses += group_rows
+    agent_list += group_list
 
     used_agents = {r["agent_id"] for r in responses}
     agent_list = sorted((a for a in agent_list if a["id"] in used_agents), key=lambda a: a["id"])
@@ -307,5 +346,6 @@ def prepare(spec: DataSpec) -> Prepared:
         "responses": len(responses),
         "responses_by_kind": dict(Counter(types[r["agent_id"]] for r in responses)),
         "positive_rate": round(sum(r["ruling"] for r in responses) / len(responses), 4) if responses else None,
+        "human_grouping": grouping,
     }
-    return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts)
+    return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts, grouping=grouping)
