@@ -44,6 +44,8 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, ResponseOverride
 from quizsite.items.tossups import TossupText
 
+from .rulings import Answer, Ruling, item_rulings, merge_rulings
+
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
@@ -250,40 +252,9 @@ def agent_record(agent: Agent) -> dict[str, Any]:
     return {"id": agent.public_id, "name": name, "type": agent.kind, "agent_pk": agent.pk}
 
 
-Answer = tuple[datetime, int, bool, int | None]  # (created_at, response id, judged correct, clue_index)
-Ruling = tuple[bool, tuple[datetime, int], int]  # (backfilled, (created_at, id) of its answer, 0/1)
-
-
-def _item_rulings(item: Item, item_qs: list[dict[str, Any]], answers: list[Answer]) -> dict[str, Ruling]:
-    """One agent's rulings on the IRT items of one source item, from its judged answers (earliest first).
-
-    A tossup's answers go to `irt.tossup_rulings` (one clue: backfilled single buzz; several clues: each
-    its own q_k). Any other item: its earliest answer. Each ruling keeps whether it was backfilled and
-    which answer it came from, so that `_merge` can choose between two source items of one IRT item.
-    """
-    if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:
-        n = len(item_qs)
-        at: dict[int, Answer] = {}
-        for a in answers:
-            at.setdefault(n if a[3] is None else min(max(a[3] + 1, 1), n), a)
-        got = irt.tossup_rulings(n, [(k, a[2]) for k, a in at.items()])
-        single = next(iter(at.values()))
-        return {
-            item_qs[k - 1]["id"]: (k not in at, (at.get(k, single)[0], at.get(k, single)[1]), r) for k, r in got.items()
-        }
-    first = answers[0]
-    return {item_qs[0]["id"]: (False, (first[0], first[1]), int(first[2]))}
-
-
-def _merge(mine: dict[str, Ruling], got: dict[str, Ruling]) -> None:
-    """Two source items can give one IRT item (a live tossup and an imported clue prefix of it): a ruling
-    answered at that clue beats a backfilled one, then the earlier answer (time, id) wins. No dict order."""
-    for qid, ruling in got.items():
-        if qid not in mine or ruling[:2] < mine[qid][:2]:
-            mine[qid] = ruling
-
-
 def prepare(spec: DataSpec) -> Prepared:
+    """The CAIMIRA records of a data selection (the rules: this module's docstring). One pass over the
+    selected responses; the same selection of the same rows always gives the same records, in sorted order."""
     rows = with_latest_override(responses_selected(spec)).order_by("id").values_list(
         "id", "agent_id", "item_id", "correct", "clue_index", "created_at", "override_verdict", "override_correct"
     )
@@ -294,7 +265,7 @@ def prepare(spec: DataSpec) -> Prepared:
         max_id = max(max_id, rid)
         judged = _judged(correct, o_verdict, o_correct)
         if judged is not None:
-            answers[(agent_id, item_id)].append((created_at, rid, judged, clue_index))
+            answers[(agent_id, item_id)].append(Answer(created_at, rid, judged, clue_index))
 
     items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in answers})
     agents = Agent.objects.in_bulk({agent_id for agent_id, _i in answers})
@@ -302,18 +273,18 @@ def prepare(spec: DataSpec) -> Prepared:
     merged: dict[int, dict[str, Ruling]] = defaultdict(dict)  # agent pk -> {query id: ruling}
     queries_of: dict[int, list[dict[str, Any]]] = {}  # per item, computed once (clue texts are joins)
     for (agent_id, item_id), given in answers.items():
-        given.sort(key=lambda a: (a[0], a[1]))
+        given.sort(key=lambda a: (a.at, a.id))
         if agents[agent_id].kind != Agent.Kind.AI:
             given = given[:1]  # a player's first record per question counts (QANTA); later rows are replays
         item = items[item_id]
         if item_id not in queries_of:
             queries_of[item_id] = item_queries(item)
-        got = _item_rulings(item, queries_of[item_id], given)
-        _merge(merged[agent_id], got)
+        got = item_rulings(item, queries_of[item_id], given)
+        merge_rulings(merged[agent_id], got)
         for q in queries_of[item_id]:
             if q["id"] in got:
                 queries.setdefault(q["id"], q)
-    rulings = {a: {q: r[2] for q, r in sorted(mine.items())} for a, mine in sorted(merged.items())}
+    rulings = {a: {q: r.ruling for q, r in sorted(mine.items())} for a, mine in sorted(merged.items())}
 
     agent_records = {a: agent_record(agents[a]) for a in rulings}
     pooled = set() if spec.grouping == "individual" else {a for a in rulings if agents[a].kind == Agent.Kind.HUMAN}

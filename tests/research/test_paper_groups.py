@@ -60,8 +60,9 @@ def test_paper_grouping_builds_twenty_disjoint_group_agents(players):
     assert prepare(DataSpec(item_sets=["g"])).grouping == {"scheme": "individual"}
 
 
-def test_fit_caimira_paper_grouping_is_recorded_with_the_fit(players, research_cache, capsys):
+def test_fit_caimira_paper_grouping_is_recorded_with_the_fit(players, research_cache, client, staff):
     from django.core.management import call_command
+    from django.urls import reverse
 
     call_command("fit_caimira", "--wait", "--embedder", "hashing-16", "--epochs", "5", "--dims", "2", "--sets", "g",
                  "--grouping", "paper", "--group-sizes", "1,5", "--groups-per-size", "3", "--label", "paper")
@@ -71,6 +72,9 @@ def test_fit_caimira_paper_grouping_is_recorded_with_the_fit(players, research_c
     recorded = run.metrics["data"]["meta"]["human_grouping"]
     assert recorded["scheme"] == "paper" and recorded["groups_by_size"] == {"1": 3, "5": 3}
     assert run.counts["human_grouping"] == recorded
+    client.force_login(staff)
+    page = client.get(reverse("research:fit_detail", args=[run.pk])).content.decode()
+    assert "paper, sizes 1, 5, 3 per size, 152 players in no group" in page
 
 
 def test_fit_form_offers_the_paper_grouping(players):
