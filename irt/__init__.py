@@ -15,6 +15,7 @@ See ``irt/README.md``.
 from .api import predict, with_embeddings
 from .data import FitData, IRTDataError, Responses, load_embeddings, save_embeddings
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries, embed_texts, item_text, load_encoder
+from .grouping import group_humans_paper
 from .interpret import ItemClusters, cluster_items, effective_difficulty, relevance_share
 from .io import load_fit, save_fit
 from .models import MIRT, Caimira, IRTModel, OnePL, TwoPL
@@ -32,6 +33,7 @@ from .prepare import (
     group_responses,
     majority_vote,
     split_clues,
+    tossup_rulings,
 )
 from .train import FitConfig, FitResult, ProgressCallback, fit, hash_split
 
@@ -65,6 +67,7 @@ __all__ = [
     "fit",
     "group_agents",
     "group_humans",
+    "group_humans_paper",
     "group_responses",
     "hash_split",
     "item_text",
@@ -77,5 +80,6 @@ __all__ = [
     "save_embeddings",
     "save_fit",
     "split_clues",
+    "tossup_rulings",
     "with_embeddings",
 ]

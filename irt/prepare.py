@@ -24,6 +24,7 @@ __all__ = [
     "buzz_clue",
     "backfill",
     "buzz_rulings",
+    "tossup_rulings",
     "HumanGroup",
     "group_humans",
     "majority_vote",
@@ -133,6 +134,34 @@ def backfill(n_clues: int, buzz_at: int | None, correct: bool) -> dict[int, int]
 def buzz_rulings(tossup_id: str, n_clues: int, buzz_at: int | None, correct: bool) -> list[tuple[str, int]]:
     """``(item id, ruling)`` pairs of :func:`backfill`, item ids as :func:`clue_items` names them."""
     return [(f"{tossup_id}_{k}", r) for k, r in sorted(backfill(n_clues, buzz_at, correct).items())]
+
+
+def tossup_rulings(n_clues: int, answers: Sequence[tuple[int, bool]]) -> dict[int, int]:
+    """Rulings for clue items 1..n from *all* of one agent's judged answers on one tossup.
+
+    ``answers`` are ``(clue k, correct)`` pairs, 1 <= k <= n, in the order the caller prefers them
+    (earliest first). An answer given after clue k is the agent's response to ``q_k``, so:
+
+    * answers at one clue only (a single buzz: a player, a bot that buzzes once): the first of them,
+      refined by :func:`backfill` (correct at t -> 1 for k >= t; wrong at t -> 0 for k <= t);
+    * answers at several clues (an AI system asked after every clue): each clue's first answer is the
+      ruling of that ``q_k`` and nothing is backfilled. Backfilling one answer into another's clue
+      would let whichever answer was stored first decide a clue the agent itself answered.
+
+    Several answers at one clue: the first in ``answers`` wins, so the result depends only on the
+    caller's order (e.g. time then id), never on the order rows were inserted.
+    """
+    first: dict[int, bool] = {}
+    for k, correct in answers:
+        if not 1 <= k <= n_clues:
+            raise ValueError(f"clue {k} outside 1..{n_clues}")
+        first.setdefault(k, bool(correct))
+    if not first:
+        return {}
+    if len(first) == 1:
+        [(t, correct)] = first.items()
+        return backfill(n_clues, t, correct)
+    return {k: int(c) for k, c in sorted(first.items())}
 
 
 # --------------------------------------------------------------------------- grouped human agents

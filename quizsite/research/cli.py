@@ -6,7 +6,7 @@ from typing import Any
 
 from quizsite.agents.models import Agent
 
-from .prepare import DataSpec
+from .prepare import GROUPINGS, DataSpec
 
 
 def csv_list(value: str) -> list[str]:
@@ -19,8 +19,10 @@ def add_data_arguments(parser) -> None:
     parser.add_argument("--agent-kinds", default=",".join(k.value for k in Agent.Kind))
     parser.add_argument("--since", default="", help="ISO date or datetime, inclusive")
     parser.add_argument("--until", default="", help="ISO date or datetime, exclusive")
-    parser.add_argument("--grouping", default="individual", choices=["individual", "groups"])
+    parser.add_argument("--grouping", default="individual", choices=GROUPINGS,
+                        help="individual; groups (every player at every size); paper (CAIMIRA's disjoint groups)")
     parser.add_argument("--group-sizes", default="1,5,10,15")
+    parser.add_argument("--groups-per-size", type=int, default=5, help="with --grouping paper")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -29,5 +31,6 @@ def data_spec(options: dict[str, Any]) -> DataSpec:
     return DataSpec(
         item_sets=csv_list(options["sets"]), item_kinds=csv_list(options["item_kinds"]),
         agent_kinds=csv_list(options["agent_kinds"]), since=options["since"], until=options["until"],
-        grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])], seed=options["seed"],
+        grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])],
+        groups_per_size=options.get("groups_per_size", 5), seed=options["seed"],
     )

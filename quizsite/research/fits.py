@@ -213,9 +213,10 @@ def _execute(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> FitRun
     services.fitrun_counts_set(fit_id=fit_id, attempt=attempt.attempt, counts=prepared.counts)
     if not prepared.responses:
         raise ValueError("no judged responses match this data selection")
-    # meta travels into the fit's own metrics, so a fit directory says which data selection made it
+    # meta travels into the fit's own metrics, so a fit directory says which data selection and which
+    # grouping of humans (scheme, sizes, groups made, players left out) made it
     data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses,
-                                    meta={"fit_run": fit_id, "selection": spec.data.as_dict()})
+                                    meta={"fit_run": fit_id, "selection": spec.data.as_dict(), "human_grouping": prepared.grouping})
     timing["prepare_s"] = round(time.perf_counter() - t0, 3)
     if spec.model == "caimira":
         t1 = time.perf_counter()

@@ -12,7 +12,7 @@ from quizsite.items.models import Item, ItemSet
 
 from .embedding import EMBEDDER_CHOICES
 from .fits import MODELS, FitSpec
-from .prepare import DataSpec
+from .prepare import GROUPING_CHOICES, DataSpec
 
 
 class FitForm(forms.Form):
@@ -25,14 +25,15 @@ class FitForm(forms.Form):
                                             widget=forms.CheckboxSelectMultiple)
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="inclusive")
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="exclusive")
-    grouping = forms.ChoiceField(choices=[("individual", "each player is an agent"), ("groups", "pool players into groups")],
-                                 initial="individual")
+    grouping = forms.ChoiceField(choices=GROUPING_CHOICES, initial="individual")
     group_sizes = forms.CharField(initial="1,5,10,15", help_text="group sizes, comma separated (with grouping)")
+    groups_per_size = forms.IntegerField(min_value=1, initial=5, required=False,
+                                         help_text="groups of each size (CAIMIRA paper grouping; the paper: 5)")
     model = forms.ChoiceField(choices=[(m, m) for m in MODELS], initial="caimira")
     dims = forms.IntegerField(min_value=1, max_value=32, initial=5, help_text="latent dimensions m (1pl/2pl use 1)")
     embedder = forms.CharField(initial=EMBEDDER_CHOICES[0][0], help_text="a choice below, a sentence-transformers path, or hashing-<dim>",
                                widget=forms.TextInput(attrs={"list": "embedders"}))
-    template = forms.CharField(initial=irt.DEFAULT_TEMPLATE, help_text="'default' (text + answer) or a format string, e.g. {text}")
+    template = forms.CharField(initial=irt.DEFAULT_TEMPLATE, help_text="'default' (text + answer + the answer's summary when the item has one) or a format string, e.g. {text}")
     max_epochs = forms.IntegerField(required=False, min_value=1, help_text="blank: irt's default with early stopping")
     val_fraction = forms.FloatField(min_value=0, max_value=0.9, initial=0.1)
     seed = forms.IntegerField(initial=0)
@@ -65,7 +66,8 @@ class FitForm(forms.Form):
                     item_sets=data["item_sets"], item_kinds=data["item_kinds"], agent_kinds=data["agent_kinds"],
                     since=data["since"].isoformat() if data.get("since") else "",
                     until=data["until"].isoformat() if data.get("until") else "",
-                    grouping=data["grouping"], group_sizes=data["group_sizes"], seed=data["seed"],
+                    grouping=data["grouping"], group_sizes=data["group_sizes"],
+                    groups_per_size=data.get("groups_per_size") or 5, seed=data["seed"],
                 ),
                 model=data["model"], dims=data["dims"], embedder=data["embedder"].strip(), template=data["template"],
                 max_epochs=data.get("max_epochs"), val_fraction=data["val_fraction"], seed=data["seed"],
@@ -83,6 +85,7 @@ class FitForm(forms.Form):
         return {
             "item_sets": d.item_sets, "item_kinds": d.item_kinds, "agent_kinds": d.agent_kinds, "since": d.since[:10] or None,
             "until": d.until[:10] or None, "grouping": d.grouping, "group_sizes": ",".join(map(str, d.group_sizes)),
+            "groups_per_size": d.groups_per_size,
             "model": spec.model, "dims": spec.dims, "embedder": spec.embedder, "template": spec.template,
             "max_epochs": spec.max_epochs, "val_fraction": spec.val_fraction, "seed": spec.seed, "n_clusters": spec.n_clusters,
         }

@@ -8,13 +8,23 @@ Rules (CAIMIRA.md):
   as the play clock splits them. An imported `clue_prefix` item (orig_qid q, n_clues k) is the same IRT
   item `<set>/<q>_<k>`, so live buzzes on a rebuilt tossup and published rulings meet on one item.
   Any other item is one IRT item `<set>/<external id>`.
-- Per agent and item, the first judged response counts (QANTA keeps a player's first record per
-  question; a prompt is not judged, its follow-up answer is). A researcher's override replaces the
-  original ruling here (the latest override wins); the original row is never changed.
-- A buzz on a tossup at clue t is backfilled (`irt.backfill`): correct -> 1 for k >= t, wrong -> 0 for
-  k <= t. A player who heard a tossup without buzzing left no row, so gives no ruling.
+- Only judged responses count (a prompt is not judged, its follow-up answer is). A researcher's
+  override replaces the original ruling here (the latest override wins); the original row is never
+  changed. "First" always means earliest by `created_at`, then by id: a rule on the data, not on the
+  order in which rows happened to be inserted or imported.
+- Humans (players, groups): per item, the first judged response counts (QANTA keeps a player's first
+  record per question; a second row on one tossup is a replay).
+- AI systems: every judged response on a tossup counts at its own clue (`irt.tossup_rulings`): an
+  answer given after clue k is the system's response to q_k. Several answers at one clue: the first.
+- A single buzz (every human, and an AI system that answered at one clue only) is backfilled
+  (`irt.backfill`): correct at t -> 1 for k >= t, wrong -> 0 for k <= t. Answers at several clues are
+  not. A player who heard a tossup without buzzing left no row, so gives no ruling.
+- When two source items give one IRT item (a live tossup and an imported clue prefix of it), a ruling
+  answered at that clue beats a backfilled one, then the first answer wins.
 - Grouping `groups`: individual human players are replaced by synthetic `human_group` agents of the
-  chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them.
+  chosen sizes (`irt.group_humans`, majority vote with a seeded tie-break); `individual` keeps them;
+  `paper` builds the CAIMIRA paper's groups (`irt.group_humans_paper`, see `group_players`). The scheme
+  and its numbers are `Prepared.grouping`, kept in the counts and in the fit's metadata.
 - Only IRT items with at least one ruling are in the data; the others get cold-start predictions.
 """
 
@@ -34,10 +44,17 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, ResponseOverride
 from quizsite.items.tossups import TossupText
 
+from .rulings import Answer, Ruling, item_rulings, merge_rulings
+
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
-GROUPINGS = ("individual", "groups")
+GROUPING_CHOICES = [
+    ("individual", "each player is an agent"),
+    ("groups", "pool players into groups (every player at every size)"),
+    ("paper", "CAIMIRA paper: a few disjoint groups per size, widest-coverage players alone"),
+]
+GROUPINGS = tuple(name for name, _label in GROUPING_CHOICES)
 
 
 @dataclass
@@ -49,6 +66,7 @@ class DataSpec:
     until: str = ""  # ISO date or datetime, exclusive
     grouping: str = "individual"
     group_sizes: list[int] = field(default_factory=lambda: [1, 5, 10, 15])
+    groups_per_size: int = 5  # grouping "paper" only
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -62,6 +80,8 @@ class DataSpec:
             raise ValueError(f"unknown item kind {sorted(unknown)[0]!r}")
         if any(int(s) < 1 for s in self.group_sizes):
             raise ValueError("group sizes must be positive")
+        if int(self.groups_per_size) < 1:
+            raise ValueError("groups per size must be positive")
         for name in ("since", "until"):
             if getattr(self, name) and _when(getattr(self, name)) is None:
                 raise ValueError(f"{name} must be an ISO date or datetime")
@@ -81,6 +101,36 @@ class Prepared:
     agents: list[dict[str, Any]]
     responses: list[dict[str, Any]]
     counts: dict[str, Any]
+    grouping: dict[str, Any] = field(default_factory=dict)  # how humans became agents; kept with the fit
+
+
+def group_players(
+    spec: DataSpec, by_player: dict[str, dict[str, int]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """Group agents, their responses, and a record of the scheme (what the fit keeps in its metadata).
+
+    `groups`: every player in one group of every size (`irt.group_humans`). `paper`: the CAIMIRA paper's
+    `groups_per_size` groups of each size, a player in at most one (`irt.group_humans_paper`); players in
+    no group are left out of the fit, as in the paper, and counted. Either way a group's response on an
+    item is the majority of the members who answered it, a tie drawn from seed, group and item
+    (`irt.group_responses`).
+    """
+    record: dict[str, Any] = {"scheme": spec.grouping}
+    if spec.grouping == "individual":
+        return [], [], record
+    sizes = [int(s) for s in spec.group_sizes]
+    if spec.grouping == "paper":
+        groups = irt.group_humans_paper(by_player, sizes=sizes, per_size=int(spec.groups_per_size))
+        record["groups_per_size"] = int(spec.groups_per_size)
+    else:
+        groups = irt.group_humans(by_player, sizes=sizes)
+    grouped = {m for g in groups for m in g.members}
+    record.update({
+        "sizes": sizes, "seed": int(spec.seed), "combine": "majority of members who answered; tie drawn (seeded)",
+        "groups_by_size": {str(s): sum(g.size == s for g in groups) for s in sizes},
+        "players": len(by_player), "players_grouped": len(grouped), "players_left_out": len(set(by_player) - grouped),
+    })
+    return irt.group_responses(groups, by_player, seed=int(spec.seed)), irt.group_agents(groups), record
 
 
 def _when(value: str) -> datetime | None:
@@ -129,9 +179,15 @@ def tossup_text(item: Item) -> TossupText:
 def item_queries(item: Item) -> list[dict[str, Any]]:
     """CAIMIRA query records of one item (every clue prefix of a tossup), whether or not it was answered.
 
-    Extra fields: `item_pk`, `clue`, `kind`, `category`, used by the pages and the templates.
+    `text`, `answer` and, when the item carries one (`item.data["summary"]`, from the importers), `summary`
+    are what `irt.item_text` embeds: fits, cold-start pages and `python -m irt` on an export all build the
+    embedding input from these records with that one function, so they embed the same text. Extra fields:
+    `item_pk`, `clue`, `kind`, `category`, used by the pages and the templates.
     """
     base = {"answer": clean_answer(item.answer), "category": item.category, "item_pk": item.pk, "kind": item.kind}
+    summary = item.data.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        base["summary"] = summary.strip()
     if item.kind == Item.Kind.TOSSUP and item.data.get("clue_ends"):
         clues = tossup_text(item).clues()
         return [
@@ -197,56 +253,52 @@ def agent_record(agent: Agent) -> dict[str, Any]:
 
 
 def prepare(spec: DataSpec) -> Prepared:
+    """The CAIMIRA records of a data selection (the rules: this module's docstring). One pass over the
+    selected responses; the same selection of the same rows always gives the same records, in sorted order."""
     rows = with_latest_override(responses_selected(spec)).order_by("id").values_list(
-        "id", "agent_id", "item_id", "correct", "clue_index", "override_verdict", "override_correct"
+        "id", "agent_id", "item_id", "correct", "clue_index", "created_at", "override_verdict", "override_correct"
     )
-    first: dict[tuple[int, int], tuple[bool, int | None]] = {}
+    answers: dict[tuple[int, int], list[Answer]] = defaultdict(list)
     n_source, max_id = 0, 0
-    for rid, agent_id, item_id, correct, clue_index, o_verdict, o_correct in rows.iterator(chunk_size=5000):
+    for rid, agent_id, item_id, correct, clue_index, created_at, o_verdict, o_correct in rows.iterator(chunk_size=5000):
         n_source += 1
         max_id = max(max_id, rid)
         judged = _judged(correct, o_verdict, o_correct)
-        if judged is None or (agent_id, item_id) in first:
-            continue
-        first[(agent_id, item_id)] = (judged, clue_index)
+        if judged is not None:
+            answers[(agent_id, item_id)].append(Answer(created_at, rid, judged, clue_index))
 
-    items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in first})
-    agents = Agent.objects.in_bulk({agent_id for agent_id, _i in first})
+    items = Item.objects.select_related("item_set").in_bulk({item_id for _a, item_id in answers})
+    agents = Agent.objects.in_bulk({agent_id for agent_id, _i in answers})
     queries: dict[str, dict[str, Any]] = {}
-    rulings: dict[int, dict[str, int]] = defaultdict(dict)  # agent pk -> {query id: 0/1}
+    merged: dict[int, dict[str, Ruling]] = defaultdict(dict)  # agent pk -> {query id: ruling}
     queries_of: dict[int, list[dict[str, Any]]] = {}  # per item, computed once (clue texts are joins)
-    for (agent_id, item_id), (correct, clue_index) in first.items():
+    for (agent_id, item_id), given in answers.items():
+        given.sort(key=lambda a: (a.at, a.id))
+        if agents[agent_id].kind != Agent.Kind.AI:
+            given = given[:1]  # a player's first record per question counts (QANTA); later rows are replays
         item = items[item_id]
         if item_id not in queries_of:
             queries_of[item_id] = item_queries(item)
-        item_qs = queries_of[item_id]
-        if item.kind == Item.Kind.TOSSUP and item_qs[0]["clue"] is not None:  # clue prefixes: backfill the buzz
-            n = len(item_qs)
-            t = n if clue_index is None else min(max(clue_index + 1, 1), n)
-            got = {item_qs[k - 1]["id"]: r for k, r in irt.backfill(n, t, correct).items()}
-        else:
-            got = {item_qs[0]["id"]: int(correct)}
-        for qid, ruling in got.items():
-            if qid not in rulings[agent_id]:  # an earlier response on the same IRT item wins
-                rulings[agent_id][qid] = ruling
-        for q in item_qs:
+        got = item_rulings(item, queries_of[item_id], given)
+        merge_rulings(merged[agent_id], got)
+        for q in queries_of[item_id]:
             if q["id"] in got:
                 queries.setdefault(q["id"], q)
+    rulings = {a: {q: r.ruling for q, r in sorted(mine.items())} for a, mine in sorted(merged.items())}
 
     agent_records = {a: agent_record(agents[a]) for a in rulings}
-    humans = [a for a in rulings if agents[a].kind == Agent.Kind.HUMAN]
+    pooled = set() if spec.grouping == "individual" else {a for a in rulings if agents[a].kind == Agent.Kind.HUMAN}
     responses = [
         {"query_id": q, "agent_id": agent_records[a]["id"], "ruling": r}
         for a in rulings
-        if not (spec.grouping == "groups" and a in humans)
+        if a not in pooled
         for q, r in rulings[a].items()
     ]
-    agent_list = [rec for a, rec in agent_records.items() if not (spec.grouping == "groups" and a in humans)]
-    if spec.grouping == "groups" and humans:
-        by_player = {agent_records[a]["id"]: rulings[a] for a in humans}
-        groups = irt.group_humans(by_player, sizes=[int(s) for s in spec.group_sizes])
-        responses += irt.group_responses(groups, by_player, seed=spec.seed)
-        agent_list += irt.group_agents(groups)
+    agent_list = [rec for a, rec in agent_records.items() if a not in pooled]
+    by_player = {agent_records[a]["id"]: rulings[a] for a in rulings if a in pooled}
+    group_rows, group_list, grouping = group_players(spec, by_player)
+    responses += group_rows
+    agent_list += group_list
 
     used_agents = {r["agent_id"] for r in responses}
     agent_list = sorted((a for a in agent_list if a["id"] in used_agents), key=lambda a: a["id"])
@@ -256,7 +308,7 @@ def prepare(spec: DataSpec) -> Prepared:
     types = {a["id"]: a["type"] for a in agent_list}
     counts = {
         "source_responses": n_source,
-        "judged_pairs": len(first),
+        "judged_pairs": len(answers),
         "max_response_id": max_id,
         "items": len(query_list),
         "source_items": len({q["item_pk"] for q in query_list}),
@@ -265,5 +317,6 @@ def prepare(spec: DataSpec) -> Prepared:
         "responses": len(responses),
         "responses_by_kind": dict(Counter(types[r["agent_id"]] for r in responses)),
         "positive_rate": round(sum(r["ruling"] for r in responses) / len(responses), 4) if responses else None,
+        "human_grouping": grouping,
     }
-    return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts)
+    return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts, grouping=grouping)

@@ -172,3 +172,17 @@ def test_pipeline_from_buzzes_to_a_fit(fake_encoder, tmp_path):
     assert m["data"]["embedder"] == {"model": "fake", "template": "default"}
     assert set(m["per_agent_type"]["train"]) == {"human_group"}
     assert len(agents) == 20 + 4 and m["n_items"] == 120
+
+
+def test_tossup_rulings_single_buzz_backfills_several_clues_do_not():
+    from irt import tossup_rulings
+
+    assert tossup_rulings(4, [(2, True)]) == {2: 1, 3: 1, 4: 1}
+    assert tossup_rulings(4, [(3, False)]) == {1: 0, 2: 0, 3: 0}
+    assert tossup_rulings(4, [(2, True), (2, False)]) == {2: 1, 3: 1, 4: 1}  # one clue, twice: the first counts
+    assert tossup_rulings(4, [(1, False), (2, False), (4, True)]) == {1: 0, 2: 0, 4: 1}  # no backfill into q_3
+    assert tossup_rulings(4, [(4, True), (2, False), (1, False)]) == tossup_rulings(4, [(1, False), (2, False), (4, True)])
+    assert tossup_rulings(4, [(3, True), (1, False), (3, False)]) == {1: 0, 3: 1}
+    assert tossup_rulings(4, []) == {}
+    with pytest.raises(ValueError):
+        tossup_rulings(4, [(5, True)])

@@ -16,7 +16,8 @@ FAST = {"embedder": "hashing-32", "max_epochs": 30, "dims": 2}
 
 def test_prepare_backfills_buzzes_on_clue_items(world):
     item = world["items"][0]  # 3 clues
-    agent = world["agents"][0]
+    agent = world["agents"][3]  # a player: the first record counts (an AI's answers per clue: test_prepare_clues.py)
+    assert agent.kind == "human"
     Response.objects.filter(agent=agent).delete()
     Response.objects.create(agent=agent, item=item, source="live", verdict="prompt", correct=None, clue_index=0)
     Response.objects.create(agent=agent, item=item, source="live", verdict="accept", correct=True, clue_index=1)

@@ -76,6 +76,7 @@ def _read_queries(path: Path) -> list[tuple[int, dict[str, Any]]]:
         obj["text"] = tossup_field(path, lineno, obj, "text")
         obj["answer"] = _answer_of(path, lineno, obj)
         text_field(path, lineno, obj, "category", required=False)
+        text_field(path, lineno, obj, "summary", required=False)  # the answer's summary: embedded with the item
         metadata = object_field(path, lineno, obj, "metadata", required=False)
         text_field(path, lineno, metadata, "category", required=False, label="metadata.category")
         has_orig, has_n = obj.get("orig_qid") is not None, obj.get("n_clues") is not None
@@ -113,6 +114,8 @@ def _whole_tossups(queries: list[tuple[int, dict[str, Any]]]) -> dict[str, dict[
             "category": str(last.get("category") or (last.get("metadata") or {}).get("category") or ""),
             "data": {"words": words[-1], "clue_ends": [len(w) for w in words], "power_index": None, "from_caimira": True},
         }
+        if last.get("summary"):  # the rebuilt tossup's clue items embed the same text as the published prefixes
+            out[orig]["data"]["summary"] = last["summary"]
     return out
 
 

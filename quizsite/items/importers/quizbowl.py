@@ -45,6 +45,7 @@ def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportR
             "subcategory": text_field(path, lineno, obj, "subcategory", required=False),
             "difficulty": as_text(path, lineno, difficulty, "difficulty", required=False),
             "source": text_field(path, lineno, obj, "source", required=False),
+            "summary": text_field(path, lineno, obj, "summary", required=False),  # the answer's summary, embedded
         }
         rows.append((lineno, ext_id, fields))
     check_unique_ids(path, [(lineno, ext_id) for lineno, ext_id, _ in rows])
@@ -59,7 +60,7 @@ def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportR
                 report.existing += 1
                 continue
             data = tossup_item_fields(fields["text"])
-            for key in ("source", "difficulty"):
+            for key in ("source", "difficulty", "summary"):
                 if fields[key]:
                     data[key] = fields[key]
             new_items.append(
