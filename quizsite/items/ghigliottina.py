@@ -33,7 +33,8 @@ FUNCTION_WORDS = WORDLISTS / "it_function.txt"
 VOCAB_WORDS = 15_000  # candidate words from wordfreq's Italian list, most frequent first
 SHORT_MAX_LEN = 4  # a distractor may always have this many letters, however short the solution
 MIN_WORD_LEN = 3
-FREQ_BAND = 1.0  # distractors come first from words within this many Zipf units of the solution's frequency
+FREQ_BAND = 0.4  # distractors come first from words within this many Zipf units of the solution's frequency
+# (1.0 left the solution the most frequent of the four choices in 42% of the 615 games; 0.4: 26%, chance 25%)
 NUMBERS = [str(i) for i in range(1, 101)]
 TRIPLES = [list(t) for t in combinations(range(5), 3)]
 RESTS = [[i for i in range(5) if i not in t] for t in TRIPLES]
