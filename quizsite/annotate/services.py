@@ -181,6 +181,8 @@ def _pool(campaign: Campaign) -> dict[str, list[int]]:
         campaign.gold_items.values_list("id", flat=True)
     )
     items = Item.objects.filter(item_set=campaign.item_set, kind=TASK_KIND[campaign.task]).order_by("id")
+    if campaign.task == Task.GHIGLIOTTINA_CHOOSE:  # open games (no choices: too few distractors) cannot be chosen
+        items = items.exclude(data__choices=None)
     fields = ["id", "data__cluster_id"] if campaign.task == Task.ROMQA_SELECT else ["id"]
     groups: dict[str, list[int]] = {}
     for row in items.values(*fields):

@@ -38,11 +38,13 @@ class ImportReport:
     created: int = 0
     existing: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # lines printed after the summary (names, figures)
+    metrics: dict[str, float] = field(default_factory=dict)  # the same figures for code and tests
 
     def summary(self) -> str:
         parts = [f"{self.created} new items", f"{self.existing} already present"]
         parts += [f"{v} {k}" for k, v in self.extra.items()]
-        return f"set {self.item_set}: " + ", ".join(parts)
+        return "\n".join([f"set {self.item_set}: " + ", ".join(parts), *(f"  {n}" for n in self.notes)])
 
 
 def read_bytes(path: Path) -> bytes:

@@ -1,5 +1,9 @@
 """`ghigliottina` format (DATA.md): raw games or the 4-choice form, as JSON lines, a JSON array, or the
-EVALITA 2018 XML. Raw games get three distractors from a pluggable word-vector source."""
+EVALITA 2018 XML. Raw games get three distractors from a pluggable word-vector source (rules in
+quizsite/items/ghigliottina.py); a game for which fewer than three eligible words exist is imported as an
+open game and named in the report, never a reason to refuse the file. The report also measures the
+distractors: the embedding nearest-choice baseline, a most-frequent-word baseline, and the share of
+distractors that are other games' solutions against random vocabulary draws."""
 
 from __future__ import annotations
 
@@ -8,7 +12,16 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from quizsite.items.ghigliottina import DistractorPicker, choices_shuffle
+from quizsite.items.ghigliottina import (
+    CARD_SPLIT_SCHEME,
+    SHORT_MAX_LEN,
+    DistractorPicker,
+    Pick,
+    card_split,
+    choices_shuffle,
+    most_frequent_choice_accuracy,
+    nearest_choice_accuracy,
+)
 from quizsite.items.models import Item
 from quizsite.items.vectors import WordVectors, word_vectors_open
 
@@ -119,37 +132,119 @@ def _parse(path: Path, lineno: int, obj: dict[str, Any]) -> tuple[str, dict[str,
     return ext_id, {"text": " · ".join(clues), "answer": solution, "data": data}
 
 
+SPLITS = ("card",)
+
+
 def import_ghigliottina(
-    *, path: Path, set_slug: str, set_name: str = "", vectors: WordVectors | str | Path | None = None
+    *,
+    path: Path,
+    set_slug: str,
+    set_name: str = "",
+    vectors: WordVectors | str | Path | None = None,
+    split: str = "",
+    vocabulary: list[str] | None = None,
 ) -> ImportReport:
+    """Import games; raw ones get three distractors. A raw game for which fewer than three eligible words
+    exist is imported as an open game (no choices) and named in the report. `split="card"` records the
+    HF card's proportions (train 62 / test 553 for the 615 games, reproducibly drawn) on each game that
+    has no `split` of its own. `vocabulary` replaces the candidate words (tests)."""
     path = Path(path)
+    if split and split not in SPLITS:
+        raise ImportError_(str(path), 0, f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     parsed = [(lineno, *_parse(path, lineno, obj)) for lineno, obj in _records(path)]
     check_unique_ids(path, [(lineno, ext_id) for lineno, ext_id, _ in parsed])
+
+    report_notes: list[str] = []
+    if split:
+        assigned = card_split([ext_id for _, ext_id, f in parsed if "split" not in f["data"]])  # own splits win
+        for _, ext_id, fields in parsed:
+            if ext_id in assigned:
+                fields["data"].update(split=assigned[ext_id], split_scheme=CARD_SPLIT_SCHEME)
+        counts = {s: sum(1 for _, _, f in parsed if f["data"].get("split") == s) for s in ("train", "test")}
+        report_notes.append(f"split {split}: {counts['train']} train / {counts['test']} test ({CARD_SPLIT_SCHEME})")
 
     existing = existing_external_ids(set_slug)
     raw = [(lineno, ext_id, fields) for lineno, ext_id, fields in parsed if fields["data"]["choices"] is None]
     todo = [row for row in raw if row[1] not in existing]
+    quality: dict[str, Any] = {}
     if todo:
         source = vectors if isinstance(vectors, WordVectors) else None
         try:
             source = source or word_vectors_open(vectors)  # type: ignore[arg-type]
         except ValueError as exc:
             raise ImportError_(str(path), 0, str(exc)) from None
-        game_words = [w for _, _, f in parsed for w in [*f["data"]["clues"], f["answer"]]]
-        picker = DistractorPicker(source, extra_words=game_words)
-        for lineno, ext_id, fields in todo:
-            distractors = picker.pick(fields["data"]["clues"], fields["answer"])
-            if len(distractors) < 3:
-                raise ImportError_(
-                    str(path), lineno, f"found only {len(distractors)} of 3 distractors with {source.name}; "
-                    "name a word-vector file with a larger vocabulary",
-                )
-            choices, label = choices_shuffle(fields["answer"], distractors, ext_id)
-            fields["data"].update(choices=choices, label=label, distractor_source=source.name)
+        picker = DistractorPicker(source, vocabulary=vocabulary, solutions=[f["answer"] for _, _, f in parsed])
+        picker.warm([c for _, _, f in todo for c in f["data"]["clues"]])
+        picks = _pick_all(picker, todo)
+        observed, chance = _other_solution_shares(picks)
+        if observed > chance > 0:  # thin other games' solutions down to what a random draw gives, and pick again
+            picker.keep_other = chance / observed
+            picks = _pick_all(picker, todo)
+            observed, chance = _other_solution_shares(picks)
+        four: list[tuple[list[str], list[str], int]] = []
+        opened: list[str] = []
+        for (lineno, ext_id, fields), pick in zip(todo, picks, strict=True):
+            data = fields["data"]
+            data.update(distractor_source=source.name, max_distractor_len=pick.max_len)
+            if pick.length_relaxed:
+                data["length_rule"] = f"relaxed: solution under {SHORT_MAX_LEN - 1} letters, distractors up to {SHORT_MAX_LEN}"
+            if len(pick.distractors) < 3:
+                data["open_reason"] = f"only {len(pick.distractors)} of 3 distractors with {source.name}"
+                opened.append(f"line {lineno} ({ext_id})")
+                continue
+            choices, label = choices_shuffle(fields["answer"], pick.distractors, ext_id)
+            data.update(choices=choices, label=label)
+            four.append((data["clues"], choices, label))
+        n_distractors = 3 * len(four)
+        quality = {
+            "four": four, "opened": opened, "observed": observed, "chance": chance,
+            "relaxed": sum(1 for p in picks if p.length_relaxed), "n_distractors": n_distractors,
+            "keep_other": picker.keep_other, "source": picker,
+        }
 
     rows = [(ext_id, fields) for _, ext_id, fields in parsed if ext_id not in existing]
     report = items_write(set_slug=set_slug, set_name=set_name, source=path.name, kind=Item.Kind.GHIGLIOTTINA, rows=rows)
     report.existing += len(parsed) - len(rows)
+    report.notes.extend(report_notes)
     if todo:
-        report.extra["with generated distractors"] = len(todo)
+        four, opened = quality["four"], quality["opened"]
+        report.extra["with generated distractors"] = len(four)
+        if opened:
+            report.extra["open games (too few distractors)"] = len(opened)
+            report.notes.append("open games, no choices: " + ", ".join(opened))
+        if quality["relaxed"]:
+            report.notes.append(
+                f"{quality['relaxed']} short solutions: length rule relaxed to at most {SHORT_MAX_LEN} letters"
+            )
+        if four:
+            baseline = nearest_choice_accuracy(quality["source"], four)
+            frequent = most_frequent_choice_accuracy(four)
+            report.metrics.update(
+                nearest_choice_accuracy=baseline, most_frequent_choice_accuracy=frequent,
+                other_solution_share=quality["observed"], other_solution_chance=quality["chance"],
+                keep_other_solution=quality["keep_other"],
+            )
+            report.notes.append(
+                f"distractor quality on {len(four)} 4-choice items (chance 0.25, lower is harder): "
+                f"embedding nearest-choice {baseline:.3f} ({quality['source'].name}), "
+                f"most-frequent-word choice {frequent:.3f}"
+            )
+            report.notes.append(
+                f"distractors that are other games' solutions: {quality['observed']:.1%} of {quality['n_distractors']} "
+                f"(random vocabulary draws under the same length rule: {quality['chance']:.1%}; "
+                f"such candidates kept with probability {quality['keep_other']:.2f})"
+            )
     return report
+
+
+def _pick_all(picker: DistractorPicker, todo: list[tuple[int, str, dict[str, Any]]]) -> list[Pick]:
+    return [picker.pick_full(f["data"]["clues"], f["answer"], seed=ext_id) for _, ext_id, f in todo]
+
+
+def _other_solution_shares(picks: list[Pick]) -> tuple[float, float]:
+    """(share of the distractors that are other games' solutions, the share random draws would give)."""
+    full = [p for p in picks if len(p.distractors) == 3]
+    if not full:
+        return 0.0, 0.0
+    observed = sum(p.other_solutions for p in full) / (3 * len(full))
+    return observed, sum(p.chance for p in full) / len(full)
