@@ -48,6 +48,8 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
         print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
     for key in ("lost", "duplicated", "missing_end", "refused"):
         print(f"{key:14}{a[key]:>10}{b[key]:>10}")
+    worst = sorted(project.worst_late_by_word.items(), key=lambda kv: -kv[1])[:5]
+    print("latest words (index: ms):", ", ".join(f"{i}: {v:.0f}" for i, v in sorted(worst)))
 
 
 def main() -> None:
@@ -76,7 +78,9 @@ def main() -> None:
                                                    name=label))
                         got.rss_mb = server.rss_mb()
                         show(label, got, base)
-                        points += [(f"{args.profile} {procs}p", rooms * per_room, got), ("minimal", rooms * per_room, base)]
+                        shape = f"{rooms} room{'s' if rooms > 1 else ''}"
+                        points += [(f"{args.profile} {procs}p, {shape}", rooms * per_room, got),
+                                   (f"minimal, {shape}", rooms * per_room, base)]
             finally:
                 server.close()
     finally:
@@ -84,7 +88,7 @@ def main() -> None:
     if args.sweep:
         print("\nplayers per process at the latency bound (p99 late and spread < 100 ms):")
         for procs in args.procs:
-            ok = [n for lab, n, r in points if lab == f"{args.profile} {procs}p"
+            ok = [n for lab, n, r in points if lab.startswith(f"{args.profile} {procs}p,")
                   and r.row()["late_p99"] < BOUND_MS and r.row()["spread_p99"] < BOUND_MS and not r.lost]
             print(f"  {procs} process(es): {max(ok) // procs if ok else 0} players per process (max {max(ok) if ok else 0})")
     plot(points, OUT / "ws_load.png")
