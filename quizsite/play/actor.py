@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from . import services
+from . import leases, services
 from .messages import Event, chat_recent, hello_state
 from .models import Player, Room
 from .services import LostLease, Outcome, PlayError
@@ -270,6 +270,6 @@ class RoomActor:
         self.hub.actor_stopped(self)
         if release:
             try:
-                await db(services.room_release)(room=self.room)
+                await db(leases.room_release)(room=self.room)
             except Exception:
                 log.exception("room %s: could not release the lease", self.slug)

@@ -33,8 +33,9 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from . import services
+from . import leases
 from .actor import RoomActor
+from .leases import PRESENCE_TTL
 from .messages import Event
 from .models import Room
 from .services import PlayError
@@ -48,7 +49,6 @@ RENEW_EVERY = timedelta(seconds=0.5)
 SQLITE_LEASE = timedelta(seconds=4)
 WATCH_S = 0.25
 PRESENCE_BEAT_S = 5.0
-PRESENCE_TTL = timedelta(seconds=15)
 REPLY_TIMEOUT_S = 10.0
 
 # Lease and presence work runs on a thread of its own (but on SQLite, above), so that a queue of joins
@@ -243,7 +243,7 @@ class Hub:
             if slug in self.actors:  # the watch loop took the room meanwhile
                 return self.actors[slug], self.channel
             if taken is None:
-                driver, _ = await _in_lease_thread(services.room_leader, slug=slug)
+                driver, _ = await _in_lease_thread(leases.room_leader, slug=slug)
                 if not driver:
                     raise PlayError("busy", "the room is changing servers; try again")
                 self.leaders[slug] = driver
@@ -382,10 +382,10 @@ class Hub:
 
 
 def _take(*, slug: str, driver: str, now: datetime, lease: timedelta, initial: dict[str, Any]) -> tuple | None:
-    room = services.room_take(slug=slug, driver=driver, now=now, lease=lease, initial_settings=initial)
+    room = leases.room_take(slug=slug, driver=driver, now=now, lease=lease, initial_settings=initial)
     if room is None:
         return None
-    players, online = services.players_load(room=room, online_since=now - PRESENCE_TTL)
+    players, online = leases.players_load(room=room, online_since=now - PRESENCE_TTL)
     return room, players, online
 
 
@@ -393,19 +393,19 @@ def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list
                 now: datetime, lease: timedelta) -> dict[str, Any]:
     """One round trip of lease work: renew ours, look up (or take over) the rooms led elsewhere, mark
     presence, and read who is online in the rooms we lead."""
-    renewed = {room.slug: services.room_renew(room=room, now=now, lease=lease) for room in renew}
+    renewed = {room.slug: leases.room_renew(room=room, now=now, lease=lease) for room in renew}
     leaders: dict[str, str] = {}
     taken: dict[str, tuple] = {}
     for slug in wanted:
-        leader, until = services.room_leader(slug=slug)
+        leader, until = leases.room_leader(slug=slug)
         if leader and leader != driver and until is not None and until > now:
             leaders[slug] = leader
             continue
         got = _take(slug=slug, driver=driver, now=now, lease=lease, initial={})
         if got is not None:
             taken[slug] = got
-    services.players_seen(player_ids=seen, now=now)
-    online = {room.slug: services.players_online(room=room, since=now - PRESENCE_TTL) for room in led}
+    leases.players_seen(player_ids=seen, now=now)
+    online = {room.slug: leases.players_online(room=room, since=now - PRESENCE_TTL) for room in led}
     return {"renewed": renewed, "leaders": leaders, "taken": taken, "online": online}
 
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from quizsite.items.models import Item, ItemSet
 
-from .hub import PRESENCE_TTL
+from .leases import PRESENCE_TTL
 from .models import Room
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, RulingReport
@@ -111,84 +111,14 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
     return clean
 
 
-# --- leases: which process leads a room ---------------------------------------------------------------
-
-
-def _load(slug: str) -> Room:
-    return Room.objects.select_related("item", "item__item_set").get(slug=slug)
-
-
-def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
-              initial_settings: dict[str, Any] | None = None) -> Room | None:
-    """Make the room if it is new and lead it if nobody does (or the leader's lease lapsed): the room,
-    loaded for its new leader, or None when another process leads it.
-
-    A tossup that was being read resumes from the last word the lease recorded, re-anchored now: the
-    words of the gap are read at the room's pace, not thrown at the players in one burst."""
-    with transaction.atomic():
-        if initial_settings and not Room.objects.filter(slug=slug).exists():
-            initial_settings = settings_clean(initial_settings)
-        Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
-        taken = (
-            Room.objects.filter(slug=slug)
-            .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
-            .exclude(driver=driver, driver_until__gte=now)  # ours already: nothing to take over
-            .update(driver=driver, driver_until=now + lease)
-        )
-        if not taken:
-            return _load(slug) if Room.objects.filter(slug=slug, driver=driver).exists() else None
-        room = _load(slug)
-        if room.phase == Room.Phase.READING and room.item is not None:
-            room.reveal_base, room.reveal_anchor = room.sent_upto, now
-            _save(room, ("reveal_base", "reveal_anchor"))
-    return room
-
-
-def room_leader(*, slug: str) -> tuple[str, datetime | None]:
-    row = Room.objects.filter(slug=slug).values_list("driver", "driver_until").first()
-    return row if row else ("", None)
-
-
-def room_renew(*, room: Room, now: datetime, lease: timedelta) -> bool:
-    """Extend the lease (and record how far reading got, for a successor); False when it was lost."""
-    return bool(
-        Room.objects.filter(pk=room.pk, driver=room.driver)
-        .update(driver_until=now + lease, sent_upto=room.sent_upto, reveal_base=room.reveal_base,
-                reveal_anchor=room.reveal_anchor)
-    )
-
-
-def room_release(*, room: Room) -> None:
-    Room.objects.filter(pk=room.pk, driver=room.driver).update(driver="", driver_until=None, sent_upto=room.sent_upto)
-
-
-def _save(room: Room, fields: tuple[str, ...] = LIVE_FIELDS) -> None:
+def room_save_fenced(room: Room, fields: tuple[str, ...] = LIVE_FIELDS) -> None:
+    """Write the room's live fields only while this process still leads it (play/leases.py)."""
     values = {f: getattr(room, f) for f in fields}
     if not Room.objects.filter(pk=room.pk, driver=room.driver).update(**values):
         raise LostLease(room.slug)
 
 
 # --- players ------------------------------------------------------------------------------------------
-
-
-def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The room's players as the leader keeps them, and who was seen since `online_since`."""
-    players, online = {}, set()
-    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen"):
-        players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
-        if p["last_seen"] and p["last_seen"] >= online_since:
-            online.add(p["id"])
-    return players, online
-
-
-def players_seen(*, player_ids: list[int], now: datetime) -> None:
-    """Presence is a lease: each process marks the players it holds sockets for, every few seconds."""
-    if player_ids:
-        Player.objects.filter(pk__in=player_ids).update(last_seen=now)
-
-
-def players_online(*, room: Room, since: datetime) -> set[int]:
-    return set(Player.objects.filter(room=room, last_seen__gte=since).values_list("id", flat=True))
 
 
 def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dict[int, str] | None = None) -> Player:
@@ -311,7 +241,7 @@ def room_expire(*, room: Room, now: datetime) -> Outcome:
         if room.phase == Room.Phase.READING and _reading_over(room, now):
             events += _end(room, "timeout")
         if events:
-            _save(room)
+            room_save_fenced(room)
         return Outcome(events=events)
 
 
@@ -444,7 +374,7 @@ def room_next(*, room: Room, player_id: int, now: datetime, qid: str = "", prese
         room.buzz_prompts = 0
         room.locked_out = []
         events.append(tossup_event(room))
-        _save(room)
+        room_save_fenced(room)
         return Outcome(events=events)
 
 
@@ -467,7 +397,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
             room.buzz_deadline = now + timedelta(milliseconds=answer_ms)
             room.buzz_prompts = 0
             room.locked_out = [*room.locked_out, player_id]
-            _save(room, BUZZ_FIELDS)
+            room_save_fenced(room, BUZZ_FIELDS)
         events.append(
             {"type": "buzz", "qid": room.qid, "player_id": player_id, "word_index": room.buzz_word_index,
              "deadline_ms": answer_ms}
@@ -484,7 +414,7 @@ def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetim
             events = _rule(room, player, "", now, timeout=True, late_text=text)
         else:
             events = _rule(room, player, text, now)
-        _save(room)
+        room_save_fenced(room)
         return Outcome(events=events)
 
 
@@ -504,7 +434,7 @@ def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any])
         if room.phase != Room.Phase.IDLE:
             raise PlayError("busy", "settings change between tossups")
         room.settings = {**room.settings, **clean}
-        _save(room)
+        room_save_fenced(room)
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Response
-from quizsite.play import services
+from quizsite.play import leases, services
 from quizsite.play.models import Player, Room
 from quizsite.play.services import LostLease, PlayError
 
@@ -34,7 +34,7 @@ def tick(room, ms):
 
 @pytest.fixture
 def room(tossup_set):
-    r = services.room_take(slug="r", driver="p1", now=T0, lease=LEASE, initial_settings=FAST)
+    r = leases.room_take(slug="r", driver="p1", now=T0, lease=LEASE, initial_settings=FAST)
     a, b = (services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name=n).pk, name=n, now=T0).pk
             for n in ("ann", "bob"))
     events = services.room_next(room=r, player_id=a, now=at(0)).events
@@ -140,14 +140,14 @@ def test_buzzer_taken_and_answer_without_buzzer(room):
 
 
 def test_only_one_process_leads_and_a_deposed_leader_cannot_write(room):
-    assert services.room_take(slug="r", driver="p2", now=at(10), lease=LEASE) is None
-    successor = services.room_take(slug="r", driver="p2", now=T0 + 2 * LEASE, lease=LEASE)  # p1's lease lapsed
+    assert leases.room_take(slug="r", driver="p2", now=at(10), lease=LEASE) is None
+    successor = leases.room_take(slug="r", driver="p2", now=T0 + 2 * LEASE, lease=LEASE)  # p1's lease lapsed
     assert successor is not None and successor.qid == room["qid"] and successor.phase == Room.Phase.READING
     with pytest.raises(LostLease):  # p1 still believes it leads: its write is fenced off
         buzz_at(room, "a", 450)
     assert Room.objects.get(slug="r").phase == Room.Phase.READING
-    assert not services.room_renew(room=room["room"], now=at(500), lease=LEASE)
-    assert services.room_renew(room=successor, now=T0 + 2 * LEASE, lease=LEASE)
+    assert not leases.room_renew(room=room["room"], now=at(500), lease=LEASE)
+    assert leases.room_renew(room=successor, now=T0 + 2 * LEASE, lease=LEASE)
 
 
 def test_names_are_cleaned_and_made_unique_in_a_room(room):
@@ -188,7 +188,7 @@ def test_reading_resumes_from_when_the_ruling_is_told_not_when_the_answer_arrive
     answer_at(room, "a", "madagascar", 600, told_ms=900)  # the ruling waited 300 ms for the database
     assert tick(room["room"], 950) == []  # no burst of the words "due" during the wait
     assert [e["start"] for e in tick(room["room"], 1000)] == [5]
-    assert services.room_renew(room=room["room"], now=at(1000), lease=LEASE)
+    assert leases.room_renew(room=room["room"], now=at(1000), lease=LEASE)
     assert Room.objects.get(slug="r").reveal_anchor == at(900)
 
 

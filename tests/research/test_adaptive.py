@@ -8,6 +8,7 @@ import pytest
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response
+from quizsite.play import leases
 from quizsite.play import services as play
 from quizsite.play.services import PlayError
 from quizsite.research import fits, services
@@ -58,7 +59,7 @@ ROOMS: dict = {}
 
 def join(name: str, settings: dict, slug: str = "ad") -> int:
     agent = Agent.objects.create(kind="human", name=name)
-    room = play.room_take(slug=slug, driver="test", now=T0, lease=timedelta(hours=1), initial_settings=settings)
+    room = leases.room_take(slug=slug, driver="test", now=T0, lease=timedelta(hours=1), initial_settings=settings)
     ROOMS[slug] = room
     return play.room_join(room=room, agent_id=agent.pk, name=name, now=T0).pk
 

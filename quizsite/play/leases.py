@@ -1,0 +1,87 @@
+"""Which process leads a room, and who is in it: both are leases in the database.
+
+A room's leader (play/actor.py) holds `driver` (its hub's channel) until `driver_until`, renewing it
+while it leads; another process takes a room whose lease lapsed. A player is online while some process
+marks them seen (`last_seen`) every few seconds. Neither depends on a clean-up that may never run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+
+from .models import Player, Room
+from .services import room_save_fenced, settings_clean
+
+PRESENCE_TTL = timedelta(seconds=15)  # a player nobody's process marked as seen for this long is offline
+
+
+def _load(slug: str) -> Room:
+    return Room.objects.select_related("item", "item__item_set").get(slug=slug)
+
+
+def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
+              initial_settings: dict[str, Any] | None = None) -> Room | None:
+    """Make the room if it is new and lead it if nobody does (or the leader's lease lapsed): the room,
+    loaded for its new leader, or None when another process leads it.
+
+    A tossup that was being read resumes from the last word the lease recorded, re-anchored now: the
+    words of the gap are read at the room's pace, not thrown at the players in one burst."""
+    with transaction.atomic():
+        if initial_settings and not Room.objects.filter(slug=slug).exists():
+            initial_settings = settings_clean(initial_settings)
+        Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
+        taken = (
+            Room.objects.filter(slug=slug)
+            .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
+            .exclude(driver=driver, driver_until__gte=now)  # ours already: nothing to take over
+            .update(driver=driver, driver_until=now + lease)
+        )
+        if not taken:
+            return _load(slug) if Room.objects.filter(slug=slug, driver=driver).exists() else None
+        room = _load(slug)
+        if room.phase == Room.Phase.READING and room.item is not None:
+            room.reveal_base, room.reveal_anchor = room.sent_upto, now
+            room_save_fenced(room, ("reveal_base", "reveal_anchor"))
+    return room
+
+
+def room_leader(*, slug: str) -> tuple[str, datetime | None]:
+    row = Room.objects.filter(slug=slug).values_list("driver", "driver_until").first()
+    return row if row else ("", None)
+
+
+def room_renew(*, room: Room, now: datetime, lease: timedelta) -> bool:
+    """Extend the lease (and record how far reading got, for a successor); False when it was lost."""
+    return bool(
+        Room.objects.filter(pk=room.pk, driver=room.driver)
+        .update(driver_until=now + lease, sent_upto=room.sent_upto, reveal_base=room.reveal_base,
+                reveal_anchor=room.reveal_anchor)
+    )
+
+
+def room_release(*, room: Room) -> None:
+    Room.objects.filter(pk=room.pk, driver=room.driver).update(driver="", driver_until=None, sent_upto=room.sent_upto)
+
+
+def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """The room's players as the leader keeps them, and who was seen since `online_since`."""
+    players, online = {}, set()
+    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen"):
+        players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+        if p["last_seen"] and p["last_seen"] >= online_since:
+            online.add(p["id"])
+    return players, online
+
+
+def players_seen(*, player_ids: list[int], now: datetime) -> None:
+    """Presence is a lease: each process marks the players it holds sockets for, every few seconds."""
+    if player_ids:
+        Player.objects.filter(pk__in=player_ids).update(last_seen=now)
+
+
+def players_online(*, room: Room, since: datetime) -> set[int]:
+    return set(Player.objects.filter(room=room, last_seen__gte=since).values_list("id", flat=True))
