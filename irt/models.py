@@ -273,12 +273,20 @@ class TwoPL(IRTModel):
 
 
 class MIRT(IRTModel):
-    r"""Compensatory multidimensional 2PL with item-id parameters::
+    r"""Compensatory multidimensional 2PL with item-id parameters, discriminations kept positive::
 
-        p(correct_ij) = sigmoid( a_j . s_i - d_j ),   a_j in R^m,   d_j centred over the bank
+        p(correct_ij) = sigmoid( a_j . s_i - d_j ),   a_jk = softplus(a'_jk) > 0,   d_j centred over the bank
 
-    The skill vector is identified only up to rotation (as in any exploratory MIRT). A new item gets
-    d = 0 and the bank's mean discrimination vector.
+    Positive discriminations are the paper's assumption for its MIRT baseline: a higher skill on
+    any dimension never lowers p(correct). They are a softplus of a free parameter ``a_raw``
+    (a'), like 2PL's, rather than ``exp``: softplus is close to the identity above about 2, so an
+    Adam step of size lr moves a large discrimination by about lr (exp would move it by a factor
+    exp(lr), and its gradient grows with a), while it still goes smoothly to 0 (never reaching
+    it) for items that carry no information about a dimension. The start is a = 1 + 0.1 noise.
+
+    With positive discriminations the sign of the skill dimensions is identified; the skill space
+    is still identified only up to a rotation that keeps every a_j positive. A new item gets d = 0
+    and the bank's mean discrimination vector.
     """
 
     kind = "mirt"
@@ -288,18 +296,33 @@ class MIRT(IRTModel):
         super().__init__(n_agents, n_items, dims)
         self.skill = nn.Parameter(0.1 * torch.randn(n_agents, dims, generator=generator))
         self.d_raw = nn.Parameter(torch.zeros(n_items))
-        self.a = nn.Parameter(1.0 + 0.1 * torch.randn(n_items, dims, generator=generator))
+        a0 = (1.0 + 0.1 * torch.randn(n_items, dims, generator=generator)).clamp_min(0.05)
+        self.a_raw = nn.Parameter(a0 + torch.log(-torch.expm1(-a0)))  # softplus^-1(a0) = log(e^a0 - 1)
         self.register_buffer("a_mean", torch.ones(dims))
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        # fits saved before discriminations were constrained hold a free ``a``: positive ones map
+        # to the same model; a fit with a negative discrimination cannot be represented
+        old = state_dict.pop(prefix + "a", None)
+        if old is not None and prefix + "a_raw" not in state_dict:
+            if not bool((old > 0).all()):
+                raise ValueError("this MIRT fit predates positive discriminations and has a negative one: refit it")
+            state_dict[prefix + "a_raw"] = old + torch.log(-torch.expm1(-old))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def skills(self) -> Tensor:
         return self.skill
 
+    def discrimination(self) -> Tensor:
+        """The positive discriminations ``softplus(a_raw)``, ``(n_items, m)``."""
+        return F.softplus(self.a_raw)
+
     def bank(self) -> Params:
-        return {"difficulty": self.d_raw - self.d_raw.mean(), "discrimination": self.a}
+        return {"difficulty": self.d_raw - self.d_raw.mean(), "discrimination": self.discrimination()}
 
     @torch.no_grad()
     def freeze(self) -> None:
-        self.a_mean.copy_(self.a.mean(dim=0))
+        self.a_mean.copy_(self.discrimination().mean(dim=0))
 
     def cold_params(self, n: int, embeddings: Tensor | None = None) -> Params:
         return {"difficulty": self.d_raw.new_zeros(n), "discrimination": self.a_mean.expand(n, -1).clone()}

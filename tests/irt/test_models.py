@@ -8,6 +8,7 @@ import torch
 
 from irt import FitConfig, FitData, Responses, fit
 from irt.models import MIRT, Caimira, OnePL, TwoPL, build_model
+from irt.synthetic import make_synthetic
 
 
 def _caimira(n_agents=7, n_items=11, dims=4, embed_dim=6, seed=0, temperature=1.0):
@@ -90,7 +91,7 @@ def test_baselines_cold_params_are_the_mean_item():
         assert torch.equal(m.cold_params(2)["difficulty"], torch.zeros(2))
     m3 = MIRT(3, 5, 2)
     m3.freeze()
-    assert torch.allclose(m3.cold_params(2)["discrimination"], m3.a.mean(dim=0).expand(2, -1))
+    assert torch.allclose(m3.cold_params(2)["discrimination"], m3.discrimination().mean(dim=0).expand(2, -1))
 
 
 def test_m1_caimira_fit_matches_a_rasch_fit():
@@ -118,3 +119,38 @@ def test_m1_caimira_fit_matches_a_rasch_fit():
     assert np.max(np.abs(p1 - p2)) < 0.02
     assert np.corrcoef(p1, p2)[0, 1] > 0.999
     assert abs(rasch.metrics["train"]["bce"] - cai.metrics["train"]["bce"]) < 1e-3
+
+
+def test_mirt_discriminations_are_positive_whatever_the_free_parameters():
+    g = torch.Generator().manual_seed(4)
+    m = MIRT(5, 30, 3, generator=g)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.normal_(0, 3, generator=g)  # free parameters of either sign
+    a = m.bank()["discrimination"]
+    assert a.shape == (30, 3) and bool((a > 0).all())
+    assert torch.allclose(a, torch.nn.functional.softplus(m.a_raw))
+    assert torch.allclose(MIRT(2, 4, 2, generator=g).bank()["discrimination"], torch.ones(4, 2), atol=0.5)
+
+
+def test_mirt_short_fit_keeps_discriminations_positive_and_beats_chance():
+    s = make_synthetic(n_agents=40, n_items=120, embed_dim=8, dims=2, density=0.9, seed=3)
+    res = fit(s.data, FitConfig(model="mirt", dims=2, lr=0.05, max_epochs=300, patience=30))
+    a = res.item_params["discrimination"]
+    assert a.shape == (120, 2) and (a > 0).all()
+    m = res.metrics
+    assert m["val"]["accuracy"] > m["baseline"]["majority_class"]["accuracy"] + 0.05
+    assert m["val"]["auc"] > 0.65
+
+
+def test_mirt_loads_a_state_dict_saved_before_the_constraint():
+    g = torch.Generator().manual_seed(6)
+    new = MIRT(3, 4, 2, generator=g)
+    old = {k: v for k, v in new.state_dict().items() if k != "a_raw"}
+    old["a"] = torch.tensor([[0.5, 1.0], [2.0, 0.1], [1.0, 1.0], [3.0, 0.7]])
+    loaded = MIRT(3, 4, 2)
+    loaded.load_state_dict(old)
+    assert torch.allclose(loaded.bank()["discrimination"], old["a"], atol=1e-5)
+    old["a"] = old["a"] - 1.0  # a negative discrimination: not this model any more
+    with pytest.raises(ValueError, match="refit"):
+        MIRT(3, 4, 2).load_state_dict(old)
