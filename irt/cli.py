@@ -21,7 +21,7 @@ from .data import (
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries
 from .io import load_fit, save_fit, write_jsonl
 from .models import MODELS
-from .train import FitConfig, fit
+from .train import L1_FORMS, FitConfig, fit
 
 
 def _cache(args: argparse.Namespace) -> str | bool:
@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--temperature", type=float, default=1.0)
     f.add_argument("--lambda-skill", type=float, default=1e-5)
     f.add_argument("--lambda-difficulty", type=float, default=1e-5)
+    f.add_argument("--l1", choices=list(L1_FORMS), default="mean",
+                   help="L1 on skills and difficulties averaged over the batch's responses (mean, default) "
+                   "or summed over them as in the paper (paper: batch-size times stronger)")
     f.add_argument("--lambda-weights", type=float, default=0.0, help="L2 on W_R, W_D (not in the paper)")
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
@@ -117,6 +120,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lr=args.lr,
         lambda_skill=args.lambda_skill,
         lambda_difficulty=args.lambda_difficulty,
+        l1=args.l1,
         lambda_weights=args.lambda_weights,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
@@ -151,7 +155,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
             bar.close()
     save_fit(result, args.out, agents=data.agents)
     m = result.metrics
-    summary: dict[str, Any] = {"model": m["model"], "dims": m["dims"], "seconds": m["seconds"], "epochs": m["epochs"]}
+    summary: dict[str, Any] = {"model": m["model"], "dims": m["dims"], "seconds": m["seconds"], "epochs": m["epochs"],
+                              "l1": m["l1"]}
     if m["val"]:
         summary.update({f"val_{k}": m["val"][k] for k in ("accuracy", "bce", "auc")})
     _log(json.dumps(summary))

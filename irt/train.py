@@ -7,12 +7,16 @@ the batch are computed (CAIMIRA: only those rows of the embedding matrix) and ga
 response with index tensors. An "epoch" is one pass over the training responses: one step in
 full-batch mode (``batch_size=None``), ``ceil(n / batch_size)`` steps otherwise.
 
-Loss per step::
+Loss per step, over the batch's B responses (i, j) (full batch: all n training responses)::
 
     mean BCE(logits, rulings)
-      + lambda_skill      * mean over the batch's responses of |s_i|_1
-      + lambda_difficulty * mean over the batch's responses of |d_j|_1
+      + L1 (``l1``, see :func:`l1_penalty`):
+          "mean"  (default):  lambda_skill * (1/B) sum_(i,j) |s_i|_1 + lambda_difficulty * (1/B) sum_(i,j) |d_j|_1
+          "paper" (the paper's and its authors' code):
+                              lambda_skill *       sum_(i,j) |s_i|_1 + lambda_difficulty *       sum_(i,j) |d_j|_1
       + lambda_weights    * (|W_R|_2^2 + |W_D|_2^2)          (CAIMIRA only; 0 = the paper)
+
+"paper" is B times "mean": 512 times at the paper's batch size, n times in a full-batch fit.
 
 Determinism: with the same data, config, seed and number of torch threads, a CPU fit gives the same
 parameters bit for bit (initialisation, split and shuffling use their own seeded generators;
@@ -38,11 +42,53 @@ from .data import FitData, IRTDataError, Responses
 from .metrics import binary_metrics, majority_baseline, metrics_by_group
 from .models import Caimira, IRTModel, build_model
 
-__all__ = ["FitConfig", "FitResult", "ProgressCallback", "fit", "hash_split"]
+__all__ = ["L1_FORMS", "FitConfig", "FitResult", "ProgressCallback", "fit", "hash_split", "l1_penalty"]
 
 ProgressCallback = Callable[[int, float, "float | None"], Any]
 """``callback(epoch, train_loss, val_loss)`` after every epoch; ``val_loss`` is None without a
 validation set. Raise from it to abort the fit (e.g. a revoked Celery task)."""
+
+
+L1_FORMS = ("mean", "paper")
+"""How the L1 penalties are reduced over a batch (``FitConfig.l1``): see :func:`l1_penalty`."""
+
+
+def l1_penalty(
+    skill: torch.Tensor,
+    difficulty: torch.Tensor,
+    lambda_skill: float,
+    lambda_difficulty: float,
+    form: str = "mean",
+    skill_counts: torch.Tensor | None = None,
+    difficulty_counts: torch.Tensor | None = None,
+) -> torch.Tensor:
+    r"""The L1 term of the loss for one batch of B responses (i, j).
+
+    ``skill`` / ``difficulty``: ``(rows,)`` or ``(rows, m)``, either one row per response (the
+    gathered s_i and d_j of each response; counts None) or one row per distinct agent / item with
+    ``*_counts`` its number of responses in the batch (the dense full-batch path). Then::
+
+        form "mean":   lambda_s * (1/B) * sum_{(i,j) in batch} |s_i|_1  +  lambda_d * (1/B) * sum_{(i,j) in batch} |d_j|_1
+        form "paper":  lambda_s *         sum_{(i,j) in batch} |s_i|_1  +  lambda_d *         sum_{(i,j) in batch} |d_j|_1
+
+    with |x|_1 = sum_k |x_k| over the m dimensions and B = the number of responses in the batch
+    (``len(rows)``, or ``sum(counts)``). "paper" is the CAIMIRA paper's loss (and its authors'
+    code): the penalties are summed over the batch while the BCE is averaged, so it is B times
+    "mean" for the same parameters (512 times at the paper's batch size).
+    """
+    if form not in L1_FORMS:
+        raise ValueError(f"l1 form must be one of {', '.join(L1_FORMS)}, got {form!r}")
+
+    def term(rows: torch.Tensor, counts: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | int]:
+        norms = _rows_l1(rows)  # |x|_1 per row
+        if counts is None:
+            return norms.sum(), len(norms)  # sum over the batch's responses, B
+        return (counts * norms).sum(), counts.sum()
+
+    s_sum, b = term(skill, skill_counts)
+    d_sum, _ = term(difficulty, difficulty_counts)
+    total = lambda_skill * s_sum + lambda_difficulty * d_sum
+    return total if form == "paper" else total / b
 
 
 @dataclass
@@ -56,6 +102,7 @@ class FitConfig:
     lr: float = 0.005
     lambda_skill: float = 1e-5
     lambda_difficulty: float = 1e-5
+    l1: str = "mean"  # mean | paper: L1 averaged over the batch's responses, or summed (the paper; see l1_penalty)
     lambda_weights: float = 0.0  # L2 on CAIMIRA's W_R and W_D; not in the paper
     batch_size: int | None = None  # None: full batch
     max_epochs: int | None = None  # None: 3000 full-batch, 100 with mini-batches
@@ -71,6 +118,8 @@ class FitConfig:
     def resolved(self) -> FitConfig:
         """A copy with the automatic values filled in (what a fit records)."""
         full = self.batch_size is None
+        if self.l1 not in L1_FORMS:
+            raise ValueError(f"l1 must be one of {', '.join(L1_FORMS)}, got {self.l1!r}")
         c = FitConfig(**asdict(self))
         if c.max_epochs is None:
             c.max_epochs = 3000 if full else 100
@@ -284,8 +333,8 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None) -> Fi
         count.index_put_((A, Q), torch.ones_like(Y), accumulate=True)
         share.index_put_((A, Q), Y, accumulate=True)
         share = share / count.clamp_min(1.0)  # share of correct rulings per pair (0 where unobserved)
-        agent_w = torch.bincount(A, minlength=len(data.agents)).float() / n  # response share per agent
-        item_w = torch.bincount(Q, minlength=len(data.items)).float() / n
+        agent_n = torch.bincount(A, minlength=len(data.agents)).float()  # responses per agent
+        item_n = torch.bincount(Q, minlength=len(data.items)).float()  # responses per item
 
     def step_loss(idx: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """(loss with penalties, mean BCE) on the batch ``idx`` (None: all training responses)."""
@@ -293,14 +342,14 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None) -> Fi
             bank = model.bank()
             L = model.dense_logits(bank)
             loss_bce = F.binary_cross_entropy_with_logits(L, share, weight=count, reduction="sum") / n
-            l1_s = (agent_w * _rows_l1(model.skills())).sum()
-            l1_d = (item_w * _rows_l1(bank["difficulty"])).sum()
+            l1 = l1_penalty(model.skills(), bank["difficulty"], cfg.lambda_skill, cfg.lambda_difficulty, cfg.l1,
+                            skill_counts=agent_n, difficulty_counts=item_n)
         else:
             a, q, y = (A, Q, Y) if idx is None else (A[idx], Q[idx], Y[idx])
             out = model(a, q)
             loss_bce = F.binary_cross_entropy_with_logits(out.logits, y)
-            l1_s, l1_d = _rows_l1(out.skill).mean(), _rows_l1(out.difficulty).mean()
-        loss = loss_bce + cfg.lambda_skill * l1_s + cfg.lambda_difficulty * l1_d
+            l1 = l1_penalty(out.skill, out.difficulty, cfg.lambda_skill, cfg.lambda_difficulty, cfg.l1)
+        loss = loss_bce + l1
         for w in weights:
             loss = loss + cfg.lambda_weights * w.pow(2).sum()
         return loss, loss_bce.detach()
@@ -369,6 +418,7 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None) -> Fi
     metrics: dict[str, Any] = {
         "model": cfg.model,
         "dims": cfg.dims,
+        "l1": cfg.l1,  # how the L1 penalties were reduced: mean | paper (also in "config")
         "n_responses": len(data.responses) + (len(data.val_responses) if data.val_responses is not None else 0),
         "n_train": n,
         "n_val": 0 if val is None else len(val),

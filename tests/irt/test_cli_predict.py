@@ -155,3 +155,17 @@ def test_python_m_irt_entry_point(files, tmp_path):
                           "--agents", "x", "--responses", "y", "--out", str(tmp_path / "f2"), "--model", "1pl"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "missing.jsonl: no such file" in bad.stderr
+
+
+def test_cli_l1_form_is_written_with_the_fit(files, tmp_path):
+    for form in ("paper", None):
+        out = tmp_path / f"fit-{form}"
+        extra = ["--l1", form] if form else []
+        assert main(_fit_args(files, out, "--model", "1pl", "--epochs", "3", *extra)) == 0
+        want = form or "mean"
+        m = json.loads((out / "metrics.json").read_text())
+        assert m["l1"] == want and m["config"]["l1"] == want
+        assert json.loads((out / "config.json").read_text())["fit_config"]["l1"] == want
+        assert load_fit(out).config.l1 == want
+    with pytest.raises(SystemExit):
+        main(_fit_args(files, tmp_path / "bad", "--l1", "sum"))

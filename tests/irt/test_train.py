@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from irt import FitConfig, fit, hash_split
+from irt.models import build_model
 from irt.synthetic import make_synthetic
+from irt.train import l1_penalty
 
 
 def _val_pairs(data, cfg: FitConfig):
@@ -166,3 +168,54 @@ def test_threads_setting_is_restored(small_set):
     seen = []
     fit(small_set.data, FitConfig(dims=2, max_epochs=2, threads=1), progress=lambda *a: seen.append(torch.get_num_threads()))
     assert seen == [1, 1] and torch.get_num_threads() == before
+
+
+def _tiny_model_and_batch(kind="caimira", batch=64):
+    s = make_synthetic(n_agents=12, n_items=40, embed_dim=6, dims=3, density=0.8, seed=7)
+    g = torch.Generator().manual_seed(0)
+    emb = torch.as_tensor(s.data.embeddings)
+    m = build_model(kind, n_agents=12, n_items=40, dims=3, embed_dim=6, embeddings=emb, generator=g)
+    with torch.no_grad():  # away from the (partly zero) initialisation, so every |d_j| counts
+        for p in m.parameters():
+            p.normal_(0, 1, generator=g)
+    r = s.data.responses
+    a = torch.as_tensor(r.agent_idx[:batch])
+    q = torch.as_tensor(r.item_idx[:batch])
+    return m, a, q
+
+
+@pytest.mark.parametrize("kind", ["caimira", "1pl", "mirt"])
+def test_l1_paper_form_is_the_batch_size_times_the_mean_form(kind):
+    B, lam_s, lam_d = 64, 1e-5, 3e-5
+    m, a, q = _tiny_model_and_batch(kind, B)
+    with torch.no_grad():
+        out = m(a, q)
+    mean = l1_penalty(out.skill, out.difficulty, lam_s, lam_d, "mean")
+    paper = l1_penalty(out.skill, out.difficulty, lam_s, lam_d, "paper")
+    # the paper's equation, written out: lambda_s sum_(i,j) |s_i|_1 + lambda_d sum_(i,j) |d_j|_1 over the batch
+    by_hand = sum(lam_s * out.skill[k].abs().sum() + lam_d * out.difficulty[k].abs().sum() for k in range(B))
+    assert float(paper) == pytest.approx(float(by_hand), rel=1e-5)
+    assert float(paper) > float(mean) > 0
+    assert float(paper) == pytest.approx(B * float(mean), rel=1e-5)
+    # the dense path (one row per agent / item with its response count) gives the same numbers
+    counts_a = torch.bincount(a, minlength=m.n_agents).float()
+    counts_q = torch.bincount(q, minlength=m.n_items).float()
+    with torch.no_grad():
+        bank, skills = m.bank(), m.skills().detach()
+    for form, want in (("mean", mean), ("paper", paper)):
+        dense = l1_penalty(skills, bank["difficulty"], lam_s, lam_d, form, counts_a, counts_q)
+        assert float(dense) == pytest.approx(float(want), rel=1e-5)
+
+
+def test_l1_form_is_checked_and_recorded(small_set):
+    with pytest.raises(ValueError, match="l1"):
+        fit(small_set.data, FitConfig(l1="sum", max_epochs=1))
+    # min_delta < 0: every epoch counts as an improvement, so the fit keeps the last epoch's parameters
+    kw = dict(model="1pl", lr=0.05, lambda_skill=1e-3, lambda_difficulty=1e-3, max_epochs=60, patience=1000,
+              min_delta=-1e9)
+    mean = fit(small_set.data, FitConfig(**kw))
+    paper = fit(small_set.data, FitConfig(l1="paper", **kw))
+    assert mean.metrics["l1"] == mean.metrics["config"]["l1"] == "mean"
+    assert paper.metrics["l1"] == paper.metrics["config"]["l1"] == "paper"
+    # summed over ~14k training responses, the same lambda pulls the skills much harder towards 0
+    assert np.abs(paper.skills).mean() < 0.1 * np.abs(mean.skills).mean()
