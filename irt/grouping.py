@@ -61,13 +61,5 @@ def group_humans_paper(
                 left.remove(best)
                 members.append(best)
                 covered |= items[best]
-            groups.append(
-                HumanGroup(
-                    id=f"human_group:{size}:{count}",
-                    size=size,
-                    members=tuple(members),
-                    n_items=len(covered),
-                    skill=sum(sk[m] for m in members) / size,
-                )
-            )
+            groups.append(HumanGroup.of(size, count, members, covered, sk))
     return groups

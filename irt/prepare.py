@@ -175,6 +175,12 @@ class HumanGroup:
     n_items: int  # items at least one member answered
     skill: float  # mean of the members' skill estimates
 
+    @classmethod
+    def of(cls, size: int, count: int, members: Sequence[str], covered: set[str],
+           skill_of: Mapping[str, float]) -> HumanGroup:
+        return cls(id=f"human_group:{size}:{count}", size=size, members=tuple(members), n_items=len(covered),
+                   skill=sum(skill_of[m] for m in members) / size)
+
 
 def _skill(rulings: Mapping[str, int]) -> float:
     """Laplace-smoothed accuracy, (correct + 1) / (n + 2)."""
@@ -220,15 +226,7 @@ def group_humans(
                 members.append(best)
                 covered |= items[best]
             count += 1
-            groups.append(
-                HumanGroup(
-                    id=f"human_group:{size}:{count}",
-                    size=size,
-                    members=tuple(members),
-                    n_items=len(covered),
-                    skill=sum(sk[m] for m in members) / size,
-                )
-            )
+            groups.append(HumanGroup.of(size, count, members, covered, sk))
     return groups
 
 
