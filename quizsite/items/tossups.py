@@ -3,6 +3,11 @@
 A clue is a sentence. Words are whitespace tokens of the question with the `(*)` power mark removed;
 `power_index` is the number of words read before the mark, so a buzz with `word_index <= power_index`
 is in power.
+
+Image markers of imported text (`[image]`, `(image)`, `<img ...>`, `[Image: a map of ...]`) are not
+words: a reader cannot read a picture aloud, and a marker of five tokens would otherwise be revealed as
+five words. They are left out of `words` (so word indices, clue ends and the power index count read
+words only) and recorded in `images`: the word index before which each image stands, for a placeholder.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ POWER_MARK = "(*)"
 # content avoids them and imported text only loses a little clue precision.
 _SENTENCE_END = re.compile(r"""[.!?]["'”’)\]]*$""")
 _SENTENCE_START = re.compile(r"""^["'“‘(\[]*[A-Z0-9ÀÈÉÌÒÙ]""")
+IMAGE_MARKER = re.compile(
+    r"\[\s*(?:image|img|picture|figure|photo)\b[^\]]{0,300}\]"
+    r"|\(\s*(?:image|img|picture|figure|photo)(?:\s*\d+)?\s*\)"
+    r"|<\s*img\b[^>]{0,1000}>",
+    re.I,
+)
+_IMAGE_TOKEN = "\x00image\x00"  # imported text never holds NUL (the importers refuse it)
 
 
 @dataclass(frozen=True)
@@ -23,6 +35,7 @@ class TossupText:
     words: list[str]
     clue_ends: list[int]  # exclusive word index at which each clue ends
     power_index: int | None
+    images: tuple[int, ...] = ()  # word index before which each image marker stood
 
     @property
     def n_words(self) -> int:
@@ -45,10 +58,14 @@ class TossupText:
 
 
 def tossup_parse(question: str) -> TossupText:
-    tokens = question.split()
+    tokens = IMAGE_MARKER.sub(f" {_IMAGE_TOKEN} ", question).split()
     words: list[str] = []
+    images: list[int] = []
     power_index: int | None = None
     for token in tokens:
+        if token == _IMAGE_TOKEN:
+            images.append(len(words))
+            continue
         if token == POWER_MARK:
             if power_index is None:
                 power_index = len(words)
@@ -68,7 +85,7 @@ def tossup_parse(question: str) -> TossupText:
         is_last = i == len(words) - 1
         if is_last or (_SENTENCE_END.search(word) and _SENTENCE_START.match(words[i + 1])):
             clue_ends.append(i + 1)
-    return TossupText(words=words, clue_ends=clue_ends, power_index=power_index)
+    return TossupText(words=words, clue_ends=clue_ends, power_index=power_index, images=tuple(images))
 
 
 def sentence_end_flags(words: list[str]) -> list[bool]:

@@ -15,6 +15,7 @@ import copy
 import json
 import logging
 import secrets
+import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from . import leases, services
-from .messages import Event, chat_recent, hello_state
+from . import leases, selectors, services
+from .messages import Event, chat_recent, hello_state, history_entry, room_settings
 from .models import Player, Room
 from .services import LostLease, Outcome, PlayError
 
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 PRESENCE_FLUSH_S = 0.25  # joins and leaves reach the room in batches, not one broadcast per join
 CHAT_BURST, CHAT_PER_S = 20.0, 5.0  # chat lines per room: a crowd cannot drown the room
 CHAT_KEPT = 30
+HISTORY_KEPT = 10  # past tossups in the hello and the `history` answer
 IDLE_STOP = timedelta(seconds=10)  # a room nobody is connected to stops leading after this
 
 db = database_sync_to_async
@@ -65,6 +67,8 @@ class RoomActor:
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any], Reply]] = asyncio.Queue()
         self.inbox_task: asyncio.Task | None = None
         self.chat: deque[dict[str, Any]] | None = None  # the last lines, for hellos (read on the first join)
+        self.history: deque[dict[str, Any]] | None = None  # the last tossups, likewise
+        self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
 
     # --- commands (from local sockets or forwarded from other processes) --------------------------------
 
@@ -113,8 +117,10 @@ class RoomActor:
         if known is None or known["name"] != player.name or self.online[player.pk] == 1:
             self._presence(player.pk)
         # Built and handed over with no await in between: the hello is the state as of event `seq`.
-        hello = {"type": "hello", "player_id": player.pk, "room": self.slug,
-                 "state": hello_state(self.room, timezone.now(), self._players_list(), chat)}
+        state = hello_state(self.room, timezone.now(), self._players_list(), chat, self._history_shown())
+        if self.auto_at is not None:
+            state["next_in_ms"] = max(0, int((self.auto_at - time.monotonic()) * 1000))
+        hello = {"type": "hello", "player_id": player.pk, "room": self.slug, "state": state}
         await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
 
     def _join_db(self, agent_id: int, name: str) -> tuple[Player, list[dict[str, Any]]]:
@@ -122,6 +128,8 @@ class RoomActor:
         player = services.room_join(room=self.room, agent_id=agent_id, name=name, now=timezone.now(), taken=taken)
         if self.chat is None:
             self.chat = deque(chat_recent(self.room), maxlen=CHAT_KEPT)
+        if self.history is None:
+            self.history = deque(selectors.room_history(room=self.room, limit=HISTORY_KEPT), maxlen=HISTORY_KEPT)
         return player, list(self.chat)
 
     def _leave(self, player_id: int) -> None:
@@ -142,7 +150,25 @@ class RoomActor:
 
     async def _on_answer(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
         return await self._transition(services.room_answer, player_id=player_id, qid=str(payload.get("qid", "")),
-                                      text=payload["text"])
+                                      text=payload["text"], heard=self._online_count())
+
+    async def _on_pause(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        return await self._transition(services.room_pause, player_id=player_id, paused=payload["paused"])
+
+    async def _on_history(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
+        if self.history is None:
+            loaded = await db(selectors.room_history)(room=self.room, limit=HISTORY_KEPT)
+            if self.history is None:
+                self.history = deque(loaded, maxlen=HISTORY_KEPT)
+        return [{"type": "history", "tossups": self._history_shown()}]
+
+    def _history_shown(self) -> list[dict[str, Any]]:
+        """The history, less the tossup being read if it was read here before (a set read through starts
+        over): its answer line must not reach anyone before this reading ends."""
+        entries = list(self.history or ())
+        if self.room.phase != Room.Phase.IDLE:
+            entries = [e for e in entries if e.get("item_id") != self.room.item_id]
+        return entries
 
     async def _on_settings(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
         return await self._transition(services.room_update_settings, player_id=player_id, changes=payload["changes"],
@@ -187,12 +213,57 @@ class RoomActor:
         return outcome.reply
 
     async def _published(self, outcome: Outcome) -> None:
+        ended = []
         for event in outcome.events:
             if event["type"] == "scores":
                 for p in event["players"]:
                     self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+            elif event["type"] == "tossup_end":
+                ended.append(history_entry(event))
+        self._arm_auto_next(outcome.events)
         await self.publish(outcome.events)
         await self.publish(services.room_start_reading(room=self.room, now=timezone.now()))
+        for entry in ended:
+            if self.history is not None:
+                self.history.append(entry)
+            asyncio.get_running_loop().create_task(self._stats(entry))
+
+    async def _stats(self, entry: dict[str, Any]) -> None:
+        """Per-question statistics, once per tossup end and after its commit, off the clock's path."""
+        try:
+            stats = await db(selectors.item_stats)(item_id=entry["item_id"])
+        except Exception:
+            log.exception("room %s: statistics of item %s failed", self.slug, entry.get("item_id"))
+            return
+        entry["stats"] = stats
+        await self.publish([{"type": "stats", "qid": entry["qid"], **stats}])
+
+    def _arm_auto_next(self, events: list[Event]) -> None:
+        """Auto-advance: a countdown starts when a tossup ends (or the room resumes, or the setting is
+        turned on) between tossups; the events that start it carry `next_in_ms`."""
+        settings = room_settings(self.room)
+        if self.room.phase != Room.Phase.IDLE or self.room.paused or not settings.get("auto_next"):
+            self.auto_at = None
+            return
+        starters = [e for e in events if e["type"] in ("tossup_end", "paused", "settings")]
+        if starters:
+            ms = int(settings["auto_next_ms"])
+            self.auto_at = time.monotonic() + ms / 1000
+            for event in starters:
+                event["next_in_ms"] = ms
+
+    async def _auto_next(self) -> None:
+        self.auto_at = None
+        if self.room.phase != Room.Phase.IDLE or self.room.paused or not any(self.online.values()):
+            return
+        present = [pid for pid, n in self.online.items() if n > 0]
+        try:
+            await self._transition(services.room_next, player_id=None, present=present)
+        except PlayError as exc:  # no tossups left to match: say so to the room
+            await self.publish([exc.as_event()])
+
+    def _online_count(self) -> int:
+        return sum(1 for n in self.online.values() if n > 0)
 
     # --- events ---------------------------------------------------------------------------------------
 
@@ -247,7 +318,7 @@ class RoomActor:
                             await self.publish(events)
                         if services.room_expiry_due(room=self.room, now=now):
                             room = copy.copy(self.room)
-                            outcome = await db(services.room_expire)(room=room, now=now)
+                            outcome = await db(services.room_expire)(room=room, now=now, heard=self._online_count())
                             self.room = room
                             await self._published(outcome)
                         wait = services.room_wake_in(room=self.room, now=timezone.now())
@@ -257,6 +328,15 @@ class RoomActor:
             except Exception:  # a failed write must not kill the room's clock; try again shortly
                 log.exception("room %s: clock step failed", self.slug)
                 wait = 0.5
+            if self.auto_at is not None:
+                left = self.auto_at - time.monotonic()
+                if left <= 0:
+                    try:
+                        await self._auto_next()
+                    except Exception:
+                        log.exception("room %s: auto-advance failed", self.slug)
+                    continue
+                wait = min(wait, left)
             try:
                 await asyncio.wait_for(self.poke.wait(), timeout=min(max(wait, 0.001), 1.0))
             except TimeoutError:

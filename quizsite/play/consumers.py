@@ -37,7 +37,7 @@ FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed mess
 QUEUE_LIMIT = 16  # commands waiting for the socket's worker
 JOIN_ATTEMPT_S, JOIN_TRIES = 1.0, 10
 CLOSE_TOO_MANY, CLOSE_FLOOD = 4029, 4008
-COMMANDS = {"next", "buzz", "answer", "chat", "report", "settings", "sync"}
+COMMANDS = {"next", "buzz", "answer", "chat", "report", "settings", "sync", "pause", "history"}
 _ids = itertools.count(1)
 
 
@@ -167,6 +167,10 @@ class PlayConsumer(AsyncWebsocketConsumer):
             payload["have"] = message.get("have", 0)
         elif kind == "settings":
             payload["changes"] = {k: v for k, v in message.items() if k != "type"}
+        elif kind == "pause":
+            if not isinstance(message.get("paused"), bool):
+                raise PlayError("bad_message", "pause needs paused: true or false")
+            payload["paused"] = message["paused"]
         return payload
 
     async def _join(self, message: dict[str, Any]) -> None:

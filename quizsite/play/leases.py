@@ -43,7 +43,7 @@ def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
         if not taken:
             return _load(slug) if Room.objects.filter(slug=slug, driver=driver).exists() else None
         room = _load(slug)
-        if room.phase == Room.Phase.READING and room.item is not None:
+        if room.phase == Room.Phase.READING and room.item is not None and not room.paused:
             room.reveal_base, room.reveal_anchor = room.sent_upto, now
             room_save_fenced(room, ("reveal_base", "reveal_anchor"))
     return room

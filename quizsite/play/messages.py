@@ -8,15 +8,17 @@ from typing import Any
 
 from django.conf import settings as django_settings
 
-from quizsite.items.models import Item
+from quizsite.items.models import Item, Response
+from quizsite.judge.render import answerline_html
 
 from .models import ChatMessage, Player, Room
+from .room_options import OPTION_DEFAULTS
 
 Event = dict[str, Any]
 
 
 def room_settings(room: Room) -> dict[str, Any]:
-    return {**django_settings.PLAY_DEFAULTS, **room.settings}
+    return {**django_settings.PLAY_DEFAULTS, **OPTION_DEFAULTS, **room.settings}
 
 
 def ms_between(later: datetime, earlier: datetime | None) -> int:
@@ -53,7 +55,29 @@ def words_event(room: Room, start: int, stop: int, t: int | None = None) -> Even
 
 def tossup_event(room: Room) -> Event:
     item = current_item(room)
-    return {"type": "tossup", "qid": room.qid, "category": item.category, "n_words": len(item.data["words"])}
+    event: Event = {"type": "tossup", "qid": room.qid, "category": item.category, "n_words": len(item.data["words"])}
+    if item.data.get("images"):  # where pictures stand (word indices): no text of the tossup
+        event["images"] = item.data["images"]
+    return event
+
+
+def tossup_buzzes(room: Room) -> list[dict[str, Any]]:
+    """The buzzes of the current tossup in this room, in order: who, at which word, how it was ruled.
+    A prompted buzz is one buzz with its final ruling. Read once, when the tossup ends."""
+    rows = list(
+        Response.objects.filter(item_id=current_item(room).pk, room=room.slug, meta__qid=room.qid)
+        .order_by("id")
+        .values("agent_id", "word_index", "verdict", "points", "given")
+    )
+    players = dict(Player.objects.filter(room=room, agent_id__in={r["agent_id"] for r in rows}).values_list("agent_id", "id"))
+    names = dict(Player.objects.filter(pk__in=players.values()).values_list("id", "name"))
+    buzzes: dict[int, dict[str, Any]] = {}
+    for r in rows:  # later rows of the same agent (a prompt answered) replace the earlier ruling
+        pid = players.get(r["agent_id"])
+        if pid is not None:
+            buzzes[pid] = {"player_id": pid, "name": names.get(pid, ""), "word_index": r["word_index"] or 0,
+                           "verdict": r["verdict"], "points": r["points"] or 0, "text": r["given"]}
+    return sorted(buzzes.values(), key=lambda b: b["word_index"])
 
 
 def tossup_end_event(room: Room, reason: str) -> Event:
@@ -62,9 +86,31 @@ def tossup_end_event(room: Room, reason: str) -> Event:
         "type": "tossup_end",
         "qid": room.qid,
         "answer": item.answer,
+        "answer_html": answerline_html(item.answer),
         "text": item.text,
+        "words": item.data["words"],
+        "images": item.data.get("images", []),
+        "power_index": item.data.get("power_index"),
+        "buzzes": tossup_buzzes(room),
+        "category": item.category,
+        "item_id": item.pk,
         "reason": reason,
         "item_set": item.item_set.slug,
+    }
+
+
+def history_entry(end: Event) -> dict[str, Any]:
+    """A tossup_end as the room's history keeps it: small (no text), each buzz with the word it came on."""
+    words = end["words"]
+    return {
+        "qid": end["qid"],
+        "item_id": end["item_id"],
+        "category": end["category"],
+        "answer_html": end["answer_html"],
+        "reason": end["reason"],
+        "n_words": len(words),
+        "buzzes": [{**b, "word": words[b["word_index"] - 1] if 0 < b["word_index"] <= len(words) else ""}
+                   for b in end["buzzes"]],
     }
 
 
@@ -73,9 +119,11 @@ def chat_recent(room: Room, limit: int = 30) -> list[dict[str, Any]]:
     return [{"player_id": m.player_id, "name": m.player.name, "text": m.text} for m in reversed(recent)]
 
 
-def hello_state(room: Room, now: datetime, players: list[dict[str, Any]], chat: list[dict[str, Any]]) -> dict[str, Any]:
+def hello_state(room: Room, now: datetime, players: list[dict[str, Any]], chat: list[dict[str, Any]],
+                history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """What a joining player needs to show the room: built from the leader's state, cut at what was sent."""
-    state: dict[str, Any] = {"players": players, "settings": room_settings(room), "phase": room.phase, "chat": chat}
+    state: dict[str, Any] = {"players": players, "settings": room_settings(room), "phase": room.phase, "chat": chat,
+                             "paused": room.paused, "history": history or []}
     if room.phase != Room.Phase.IDLE and room.item is not None:
         state.update(
             {
@@ -83,6 +131,7 @@ def hello_state(room: Room, now: datetime, players: list[dict[str, Any]], chat: 
                 "category": room.item.category,
                 "n_words": len(room.item.data["words"]),
                 "words": room.item.data["words"][: room.sent_upto],
+                "images": room.item.data.get("images", []),
                 "buzz": None,
                 "locked_out": list(room.locked_out),
             }

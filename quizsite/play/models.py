@@ -34,6 +34,8 @@ class Room(models.Model):
     buzz_prompts = models.IntegerField(default=0)
     locked_out = models.JSONField(default=list, blank=True)  # player ids who buzzed this tossup
     read_items = models.JSONField(default=list, blank=True)  # item ids already read in this room
+    # Paused for everyone: the reading clock stands still (no anchor) until someone resumes.
+    paused = models.BooleanField(default=False)
     # Which process leads the room (its hub's channel): it reveals words and rules, by lease.
     driver = models.CharField(max_length=128, blank=True)
     driver_until = models.DateTimeField(null=True, blank=True)
@@ -69,3 +71,26 @@ class ChatMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id}: {self.text[:40]}"
+
+
+class TossupReading(models.Model):
+    """One tossup read to the end in a room: who was there to hear it, and what the room's history shows.
+
+    Written once, in the transaction that ends the tossup. `heard` (the players online at the end) is
+    what the per-question statistics divide by; `summary` is the history entry (answer line as safe
+    HTML, the buzzes) that a reload or a new leader shows without re-reading the responses."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="readings")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="readings")
+    qid = models.CharField(max_length=32)
+    heard = models.IntegerField(default=0)
+    reason = models.CharField(max_length=16)
+    summary = models.JSONField(default=dict, blank=True)
+    ended_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["room", "-id"], name="reading_room_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.room_id}/{self.qid}"

@@ -30,6 +30,7 @@ from . import clock
 from .messages import (
     Event,
     current_item,
+    history_entry,
     ms_between,
     room_settings,
     scores_event,
@@ -37,8 +38,9 @@ from .messages import (
     tossup_event,
     words_event,
 )
-from .models import ChatMessage, Player, Room
+from .models import ChatMessage, Player, Room, TossupReading
 from .names import BadName, name_clean, name_unique
+from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
 
 MAX_PROMPTS = 2
 # An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
@@ -59,7 +61,7 @@ BUZZ_FIELDS = ("phase", "sent_upto", "buzz_player", "buzz_word_index", "buzz_dea
 # The room's live fields, written together by `_save`.
 LIVE_FIELDS = (
     "settings", "phase", "item", "qid", "started_at", "reveal_base", "reveal_anchor", "sent_upto", "buzz_player",
-    "buzz_word_index", "buzz_deadline", "buzz_prompts", "locked_out", "read_items",
+    "buzz_word_index", "buzz_deadline", "buzz_prompts", "locked_out", "read_items", "paused",
 )
 
 
@@ -104,10 +106,20 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
             if not isinstance(value, str) or len(value) > 100:
                 raise PlayError("bad_settings", f"{key} must be a short string")
             clean[key] = value
+        elif key in OPTION_KEYS:  # room_options.py: categories, difficulty, auto-advance
+            try:
+                clean[key] = option_clean(key, value)
+            except BadOption as exc:
+                raise PlayError("bad_settings", str(exc)) from None
         else:
             raise PlayError("bad_settings", f"unknown setting {key!r}")
     if check_set and clean.get("set") and not Item.objects.filter(item_set__slug=clean["set"], kind=Item.Kind.TOSSUP).exists():
         raise PlayError("bad_settings", f"no tossups in item set {clean['set']!r}")
+    if check_set:
+        try:
+            options_check(clean)
+        except BadOption as exc:
+            raise PlayError("bad_settings", str(exc)) from None
     return clean
 
 
@@ -193,7 +205,7 @@ def room_start_reading(*, room: Room, now: datetime) -> list[Event]:
     """Reading (re)starts when the transition that starts it is told, not when its request arrived: a
     request that waited for the database would otherwise have the words of its wait thrown at the
     players in one burst. The leader calls this right after publishing a transition."""
-    if room.phase != Room.Phase.READING or room.reveal_anchor is not None:
+    if room.phase != Room.Phase.READING or room.reveal_anchor is not None or room.paused:
         return []
     room.reveal_anchor = now
     return room_reveal(room=room, now=now)
@@ -219,6 +231,8 @@ def room_wake_in(*, room: Room, now: datetime) -> float:
     if room.phase == Room.Phase.BUZZED and room.buzz_deadline:
         return (room.buzz_deadline + LATE_ANSWER_GRACE - now).total_seconds()
     if room.phase == Room.Phase.READING:
+        if room.paused:
+            return 1.0
         if room.reveal_anchor is None:
             return 0.0
         cum = _cum(room)
@@ -230,23 +244,28 @@ def room_wake_in(*, room: Room, now: datetime) -> float:
     return 1.0
 
 
-def room_expire(*, room: Room, now: datetime) -> Outcome:
-    """Rule a buzz whose deadline passed (no answer) or end a tossup whose dead time passed."""
+def room_expire(*, room: Room, now: datetime, heard: int = 0) -> Outcome:
+    """Rule a buzz whose deadline passed (no answer) or end a tossup whose dead time passed.
+    `heard`: the players online now, recorded with the tossup if it ends (TossupReading)."""
     with transaction.atomic():
         events: list[Event] = []
         if room.phase == Room.Phase.BUZZED and room_expiry_due(room=room, now=now):
             holder = _player(room, room.buzz_player_id or 0)
-            events += _rule(room, holder, "", now, timeout=True)
+            events += _rule(room, holder, "", now, timeout=True, heard=heard)
         events += room_reveal(room=room, now=now)
         if room.phase == Room.Phase.READING and _reading_over(room, now):
-            events += _end(room, "timeout")
+            events += _end(room, "timeout", heard)
         if events:
             room_save_fenced(room)
         return Outcome(events=events)
 
 
-def _end(room: Room, reason: str) -> list[Event]:
+def _end(room: Room, reason: str, heard: int = 0) -> list[Event]:
+    """End the tossup, and record it (who heard it, the history entry) in the same transaction."""
     event = tossup_end_event(room, reason)
+    if room.item_id is not None:
+        TossupReading.objects.create(room=room, item_id=room.item_id, qid=room.qid, heard=heard, reason=reason,
+                                     summary=history_entry(event))
     room.phase = Room.Phase.IDLE
     room.buzz_player = None
     room.buzz_deadline = None
@@ -258,14 +277,9 @@ def _end(room: Room, reason: str) -> list[Event]:
 
 def _pick_item(room: Room, present: list[int]) -> Item:
     settings = room_settings(room)
-    items = Item.objects.filter(kind=Item.Kind.TOSSUP)
-    if settings.get("set"):
-        items = items.filter(item_set__slug=settings["set"])
-    if settings.get("category"):
-        items = items.filter(category__iexact=settings["category"])
-    ids = list(items.values_list("id", flat=True))
+    ids = list(tossups_filtered(settings).values_list("id", flat=True))
     if not ids:
-        raise PlayError("no_items", "no tossups match this room's set and category")
+        raise PlayError("no_items", "no tossups match this room's set, categories and difficulty")
     unread = sorted(set(ids) - set(room.read_items))
     if not unread:  # every tossup read: start over
         room.read_items = []
@@ -307,7 +321,8 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
     )
 
 
-def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool = False, late_text: str = "") -> list[Event]:
+def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool = False, late_text: str = "",
+          heard: int = 0) -> list[Event]:
     """Judge the buzz holder's answer, write the response row, then describe the ruling."""
     settings = room_settings(room)
     tossup = _tossup(room)
@@ -341,7 +356,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
     if points:
         events.append(scores_event(room))
     if ruling.verdict == "accept":
-        return events + _end(room, "answered")
+        return events + _end(room, "answered", heard)
     room.phase = Room.Phase.READING
     room.reveal_base = word_index
     room.reveal_anchor = None  # set when the ruling is told (room_start_reading)
@@ -354,18 +369,24 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
 # --- public transitions ----------------------------------------------------------------------------
 
 
-def room_next(*, room: Room, player_id: int, now: datetime, qid: str = "", present: list[int] | None = None) -> Outcome:
+def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = "",
+              present: list[int] | None = None) -> Outcome:
     """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
-    `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup."""
+    `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup.
+    `player_id` None: the room's auto-advance. A paused room resumes with the new tossup."""
     with transaction.atomic():
-        _player(room, player_id)
+        if player_id is not None:
+            _player(room, player_id)
         events = room_reveal(room=room, now=now)
         if room.phase == Room.Phase.BUZZED:
             raise PlayError("busy", "wait for the ruling before moving on")
         if room.phase == Room.Phase.READING:
             if qid != room.qid:
                 raise PlayError("busy", "a tossup is running; send its qid with next to skip it")
-            events += _end(room, "skipped")
+            events += _end(room, "skipped", len(present or []))
+        if room.paused:
+            room.paused = False
+            events.append({"type": "paused", "paused": False, "player_id": player_id})
         room.item = _pick_item(room, present or [])
         room.qid = secrets.token_hex(6)
         room.phase = Room.Phase.READING
@@ -388,6 +409,8 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
         outcome.reply.append(PlayError("buzzer_taken", "another player holds the buzzer").as_event())
     elif player_id in room.locked_out:
         outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
+    elif room.paused:
+        outcome.reply.append(PlayError("paused", "the room is paused; resume first").as_event())
     else:
         with transaction.atomic():
             answer_ms = room_settings(room)["answer_ms"]
@@ -405,15 +428,15 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
     return outcome
 
 
-def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetime) -> Outcome:
+def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetime, heard: int = 0) -> Outcome:
     if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
         raise PlayError("not_your_buzz", "you do not hold the buzzer")
     with transaction.atomic():
         player = _player(room, player_id)
         if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
-            events = _rule(room, player, "", now, timeout=True, late_text=text)
+            events = _rule(room, player, "", now, timeout=True, late_text=text, heard=heard)
         else:
-            events = _rule(room, player, text, now)
+            events = _rule(room, player, text, now, heard=heard)
         room_save_fenced(room)
         return Outcome(events=events)
 
@@ -433,9 +456,32 @@ def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any])
         _player(room, player_id)
         if room.phase != Room.Phase.IDLE:
             raise PlayError("busy", "settings change between tossups")
-        room.settings = {**room.settings, **clean}
+        merged = {**room.settings, **clean}
+        if clean.keys() & {"set", "category", "categories", "difficulty"}:
+            try:
+                options_check(merged)
+            except BadOption as exc:
+                raise PlayError("bad_settings", str(exc)) from None
+        room.settings = merged
         room_save_fenced(room)
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
+
+
+def room_pause(*, room: Room, player_id: int, paused: bool, now: datetime) -> Outcome:
+    """Pause or resume reading for everyone. Pausing shows the words due so far and stops the clock
+    (no anchor: nothing is due); resuming leaves the anchor for room_start_reading to set when the
+    resume is told, so reading goes on one word at a time from where it stopped, never in a burst."""
+    with transaction.atomic():
+        _player(room, player_id)
+        events = room_reveal(room=room, now=now)
+        if room.paused == paused:
+            return Outcome(events=events, reply=[{"type": "paused", "paused": paused, "player_id": player_id}])
+        room.paused = paused
+        if paused and room.phase == Room.Phase.READING:
+            room.reveal_base, room.reveal_anchor = room.sent_upto, None
+        room_save_fenced(room)
+        events.append({"type": "paused", "paused": paused, "player_id": player_id})
+        return Outcome(events=events)
 
 
 def room_report(*, room: Room, player_id: int, qid: str, comment: str = "") -> Outcome:

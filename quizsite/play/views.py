@@ -8,6 +8,31 @@ from django.views.decorators.http import require_http_methods
 from quizsite.agents.services import new_guest_key
 
 from . import selectors
+from .services import PlayError, settings_clean
+
+# What the lobby's form may set (and the room page passes on to its socket).
+LOBBY_SETTINGS = ("set", "categories", "difficulty", "ms_per_word", "auto_next", "auto_next_ms")
+ROOM_QUERY_SETTINGS = ("set", "category", "ms_per_word", "answer_ms", "dead_ms", "categories", "difficulty",
+                       "auto_next", "auto_next_ms")
+
+
+def _lobby_settings(post: dict[str, list[str]]) -> dict[str, str]:
+    values = {k: post[k][-1].strip() for k in LOBBY_SETTINGS if k != "categories" and post.get(k) and post[k][-1].strip()}
+    categories = [c for c in post.get("categories", []) if c.strip()]
+    if categories:
+        values["categories"] = ",".join(categories)
+    if values.get("auto_next") != "1":
+        values.pop("auto_next", None)
+        values.pop("auto_next_ms", None)
+    return values
+
+
+def _room_options() -> dict:
+    return {
+        "sets": [{"slug": s.slug, "name": s.name, "n": getattr(s, "n_tossups", 0)} for s in selectors.tossup_sets()],
+        "categories": selectors.tossup_categories(),
+        "difficulties": selectors.tossup_difficulties(),
+    }
 
 
 @require_http_methods(["GET", "POST"])
@@ -18,12 +43,18 @@ def lobby(request: HttpRequest) -> HttpResponse:
         name = request.POST.get("name", "").strip()[:40]
         if name:
             request.session["player_name"] = name
+        params = _lobby_settings(dict(request.POST.lists()))
+        try:
+            settings_clean(dict(params), check_set=True)  # a bad choice is said here, before the room
+        except PlayError as exc:
+            error = f"Those settings cannot be used: {exc.message}."
         if not slug:
             error = "Give the room a name made of letters, digits or dashes."
-        else:
-            params = {k: request.POST[k] for k in ("set", "category") if request.POST.get(k)}
+        elif not error:
             url = f"/play/{slug}/"
-            return redirect(f"{url}?{urlencode(params)}" if params else url)
+            # apply=1: the room applies these settings on joining, also to a room that already exists
+            # (between tossups; otherwise it says why not).
+            return redirect(f"{url}?{urlencode({**params, 'apply': '1'})}" if params else url)
     return render(
         request,
         "play/lobby.html",
@@ -32,6 +63,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
             "recent": selectors.rooms_recent(),
             "sets": selectors.tossup_sets(),
             "categories": selectors.tossup_categories(),
+            "difficulties": sorted({d for ds in selectors.tossup_difficulties().values() for d in ds}),
             "error": error,
             "player_name": request.session.get("player_name", ""),
         },
@@ -46,9 +78,10 @@ def room(request: HttpRequest, slug: str) -> HttpResponse:
     default_name = request.session.get("player_name", "")
     if not default_name and request.user.is_authenticated:
         default_name = request.user.get_username()
-    settings_query = {k: v for k, v in request.GET.items() if k in ("set", "category", "ms_per_word", "answer_ms", "dead_ms")}
+    settings_query = {k: v for k, v in request.GET.items() if k in ROOM_QUERY_SETTINGS}
     return render(
         request,
         "play/room.html",
-        {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query)},
+        {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query),
+         "apply_settings": request.GET.get("apply") == "1" and bool(settings_query), "room_options": _room_options()},
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from quizsite.items.models import Item
+from quizsite.items.models import Item, Response
 from quizsite.items.tossups import tossup_parse
 
 from .base import (
@@ -25,7 +25,10 @@ from .base import (
 
 def tossup_item_fields(question: str) -> dict:
     parsed = tossup_parse(question)
-    return {"words": parsed.words, "clue_ends": parsed.clue_ends, "power_index": parsed.power_index}
+    fields: dict = {"words": parsed.words, "clue_ends": parsed.clue_ends, "power_index": parsed.power_index}
+    if parsed.images:
+        fields["images"] = list(parsed.images)
+    return fields
 
 
 def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportReport:
@@ -78,4 +81,25 @@ def import_quizbowl(*, path: Path, set_slug: str, set_name: str = "") -> ImportR
             )
         Item.objects.bulk_create(new_items, batch_size=500)
         report.created = len(new_items)
+        refreshed = tossup_words_refresh(item_set_id=item_set.pk)
+        if refreshed:
+            report.extra["re-read (words made by an older parser)"] = refreshed
     return report
+
+
+def tossup_words_refresh(*, item_set_id: int) -> int:
+    """Re-derive words, clue ends, power index and images of the set's stored tossups from their text,
+    where the parser now reads them differently (image markers were once words). Only tossups nobody
+    has answered yet: a stored response's `word_index` counts the words as they were when it was
+    given, and re-numbering the words under it would move its buzz."""
+    changed = []
+    answered = set(Response.objects.filter(item__item_set_id=item_set_id).values_list("item_id", flat=True))
+    for item in Item.objects.filter(item_set_id=item_set_id, kind=Item.Kind.TOSSUP).exclude(pk__in=answered):
+        fresh = tossup_item_fields(item.text)
+        old = {k: item.data.get(k) for k in ("words", "clue_ends", "power_index", "images")}
+        if old != {k: fresh.get(k) for k in old}:
+            data = {k: v for k, v in item.data.items() if k != "images"}
+            item.data = {**data, **fresh}
+            changed.append(item)
+    Item.objects.bulk_update(changed, ["data"], batch_size=500)
+    return len(changed)
