@@ -1,29 +1,97 @@
 // Play room client: displays what the server says; the server decides timing, buzzes and rulings.
+// The only HTML taken from the server is `answer_html`, which the server builds escaped (judge/render.py).
 (() => {
   "use strict";
   const root = document.getElementById("room");
   const slug = root.dataset.room;
   const $ = (id) => document.getElementById(id);
   const el = {
-    text: $("text"), status: $("status"), category: $("category"), buzz: $("buzz"), next: $("next"),
+    text: $("text"), status: $("status"), category: $("category"), buzz: $("buzz"), next: $("next"), pause: $("pause"),
     form: $("answer-form"), input: $("answer-input"), label: $("answer-label"), bar: $("deadline-bar"),
-    ruling: $("ruling"), answerline: $("answerline"), scores: $("scoreboard"), chatLog: $("chat-log"),
-    chatForm: $("chat-form"), chatInput: $("chat-input"), pace: $("pace"), paceOut: $("pace-out"),
+    ruling: $("ruling"), answerline: $("answerline"), stats: $("stats"), scores: $("scoreboard"), chatLog: $("chat-log"),
+    chatForm: $("chat-form"), chatInput: $("chat-input"), pace: $("pace"), paceOut: $("pace-out"), history: $("history"),
+    countdown: $("countdown"), settingsForm: $("settings-form"), setSelect: $("set-select"), catBoxes: $("category-boxes"),
+    diffSelect: $("difficulty-select"), diffLabel: $("difficulty-label"), autoNext: $("auto-next"),
+    autoNextMs: $("auto-next-ms"), settingsMsg: $("settings-msg"), sound: $("sound"),
   };
-  let ws = null, me = null, qid = null, words = [], holder = null, players = {}, retry = 0, deadlineTimer = null;
+  const options = JSON.parse($("room-options").textContent);
+  const OFFLINE_KEEP_MS = 60000; // an offline player fades, then leaves the board after this
+  const HISTORY_SHOWN = 10;
+  let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null;
+  let lockedOut = false, paused = false, roomSettings = {}, history = [], countdownTimer = null;
+  let applyPending = root.dataset.apply === "1"; // the lobby's settings, applied once on joining
   let name = localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
 
   function send(msg) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); }
 
+  // --- sound cues: WebAudio beeps, off unless the player turns them on ---------------------------------
+  let audio = null;
+  el.sound.checked = localStorage.getItem("thinkalike-sound") === "1";
+  el.sound.addEventListener("change", () => {
+    localStorage.setItem("thinkalike-sound", el.sound.checked ? "1" : "0");
+    if (el.sound.checked) beep([660], 80);
+  });
+  function beep(freqs, ms) {
+    if (!el.sound.checked) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      let t = audio.currentTime;
+      for (const f of freqs) {
+        const osc = audio.createOscillator(), gain = audio.createGain();
+        osc.frequency.value = f; gain.gain.setValueAtTime(0.15, t); gain.gain.exponentialRampToValueAtTime(0.001, t + ms / 1000);
+        osc.connect(gain).connect(audio.destination); osc.start(t); osc.stop(t + ms / 1000);
+        t += ms / 1000;
+      }
+    } catch (e) { /* no audio: silent */ }
+  }
+
+  // --- the text ---------------------------------------------------------------------------------------
+  function imagePlaceholder() {
+    const span = document.createElement("span");
+    span.className = "img-ph"; span.textContent = "[image]"; span.title = "This question refers to an image";
+    return span;
+  }
   function renderText() {
-    el.text.textContent = words.join(" ");
+    if (!images.length) { el.text.textContent = words.join(" "); return; }
+    el.text.replaceChildren();
+    words.forEach((w, i) => {
+      if (images.includes(i)) el.text.append(imagePlaceholder(), " ");
+      el.text.append(w + " ");
+    });
+  }
+  // After a tossup: every word, with a marker where each player buzzed (after the last word they heard).
+  function renderEndText(m) {
+    el.text.replaceChildren();
+    const at = {};
+    for (const b of m.buzzes || []) (at[b.word_index] = at[b.word_index] || []).push(b);
+    const imgs = m.images || [];
+    const marks = (i) => (at[i] || []).forEach((b) => {
+      const mark = document.createElement("span");
+      mark.className = "buzz-mark " + (b.verdict === "accept" ? "accept" : "reject");
+      mark.textContent = (b.verdict === "accept" ? "✓ " : "✗ ") + b.name;
+      mark.title = `${b.name}: ${b.verdict === "accept" ? "correct" : "wrong"} (${b.points > 0 ? "+" : ""}${b.points}) after word ${b.word_index}`;
+      el.text.append(mark, " ");
+    });
+    marks(0);
+    m.words.forEach((w, i) => {
+      if (imgs.includes(i)) el.text.append(imagePlaceholder(), " ");
+      if (m.power_index !== null && m.power_index !== undefined && i === m.power_index) {
+        const p = document.createElement("span"); p.className = "power-mark"; p.textContent = "(*)"; el.text.append(p, " ");
+      }
+      el.text.append(w + " ");
+      marks(i + 1);
+    });
+    if (imgs.includes(m.words.length)) el.text.append(imagePlaceholder());
   }
 
   function setStatus(s) { el.status.textContent = s; }
-
-  function canBuzz() { return qid && holder === null && !lockedOut; }
-  let lockedOut = false;
-  function refreshButtons() { el.buzz.disabled = !canBuzz(); }
+  function canBuzz() { return qid && holder === null && !lockedOut && !paused; }
+  function refreshButtons() {
+    el.buzz.disabled = !canBuzz();
+    el.pause.textContent = paused ? "Resume " : "Pause ";
+    const k = document.createElement("kbd"); k.textContent = "p"; el.pause.append(k);
+    el.pause.setAttribute("aria-pressed", paused ? "true" : "false");
+  }
 
   function startDeadline(ms) {
     clearInterval(deadlineTimer);
@@ -35,32 +103,168 @@
       if (left <= 0) clearInterval(deadlineTimer);
     }, 50);
   }
-
   function showAnswerBox(label) {
-    el.label.textContent = label;
-    el.form.hidden = false;
-    el.input.value = "";
-    el.input.focus();
+    el.label.textContent = label; el.form.hidden = false; el.input.value = ""; el.input.focus();
   }
   function hideAnswerBox() { el.form.hidden = true; clearInterval(deadlineTimer); }
 
-  // The scoreboard: every player once, online ones first, by score. `scores` brings the whole list,
-  // `presence` only the players who came or went.
-  function mergePlayers(list) {
-    for (const p of list) players[p.id] = Object.assign({online: true}, players[p.id] || {}, p);
+  // --- auto-advance countdown (the server starts the tossup; this only shows the wait) -------------------
+  function startCountdown(ms) {
+    stopCountdown();
+    if (!ms) return;
+    const end = performance.now() + ms;
+    const tick = () => {
+      const left = Math.ceil((end - performance.now()) / 1000);
+      el.countdown.hidden = false;
+      el.countdown.textContent = left > 0 ? `Next tossup in ${left} s` : "Next tossup…";
+    };
+    tick(); countdownTimer = setInterval(tick, 250);
+  }
+  function stopCountdown() { clearInterval(countdownTimer); el.countdown.hidden = true; }
+
+  // --- the scoreboard: every player once, online ones first; offline ones fade, then leave ---------------
+  function mergePlayers(list, fromHello) {
+    const now = Date.now();
+    for (const p of list) {
+      const old = players[p.id];
+      const merged = Object.assign({online: true}, old || {}, p);
+      if (!merged.online) merged.offlineSince = (old && !old.online && old.offlineSince) || now;
+      else delete merged.offlineSince;
+      if (fromHello && !merged.online) merged.offlineSince = now;
+      players[p.id] = merged;
+    }
     renderScores();
   }
   function renderScores() {
+    const now = Date.now();
     el.scores.replaceChildren();
-    const list = Object.values(players).sort((a, b) => (b.online - a.online) || (b.score - a.score) || (a.id - b.id));
+    const list = Object.values(players)
+      .filter((p) => p.online || p.id === me || now - (p.offlineSince || now) < OFFLINE_KEEP_MS)
+      .sort((a, b) => (b.online - a.online) || (b.score - a.score) || (a.id - b.id));
     for (const p of list) {
       const li = document.createElement("li");
       li.className = (p.online ? "online" : "offline") + (p.id === me ? " me" : "");
-      const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "");
+      li.dataset.player = p.id;
+      const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "") + (p.bot ? " 🤖" : "");
       const s = document.createElement("b"); s.textContent = p.score; s.className = "score";
       li.append(n, s);
       el.scores.append(li);
     }
+  }
+  setInterval(renderScores, 5000);
+
+  // --- history -------------------------------------------------------------------------------------------
+  function statsText(st) {
+    if (!st) return "";
+    const pct = (x) => (x === null || x === undefined ? "–" : Math.round(100 * x) + "%");
+    const avg = st.avg_buzz_word === null || st.avg_buzz_word === undefined ? "–" : `word ${st.avg_buzz_word} of ${st.n_words}`;
+    return `Heard by ${st.heard} · converted ${pct(st.conversion)} · powered ${pct(st.power_rate)} · average correct buzz ${avg}`;
+  }
+  function reportButton(reportQid) {
+    const btn = document.createElement("button");
+    btn.type = "button"; btn.className = "link"; btn.textContent = "I was right";
+    btn.title = "Ask a researcher to review this ruling";
+    btn.addEventListener("click", () => { send({type: "report", qid: reportQid}); btn.disabled = true; btn.textContent = "Reported"; });
+    return btn;
+  }
+  function renderHistory() {
+    el.history.replaceChildren();
+    if (!history.length) {
+      const li = document.createElement("li"); li.className = "muted small empty"; li.textContent = "Tossups of this room appear here.";
+      el.history.append(li); return;
+    }
+    for (const h of history.slice().reverse()) {
+      const li = document.createElement("li");
+      li.className = "history-entry"; li.dataset.qid = h.qid;
+      const head = document.createElement("div");
+      if (h.category) { const c = document.createElement("span"); c.className = "pill"; c.textContent = h.category; head.append(c, " "); }
+      const ans = document.createElement("span"); ans.className = "answer-html";
+      ans.innerHTML = h.answer_html; // built escaped by the server: only its own <b><u> tags
+      head.append(ans);
+      li.append(head);
+      const ul = document.createElement("ul"); ul.className = "buzzes";
+      if (!h.buzzes.length) { const b = document.createElement("li"); b.className = "muted small"; b.textContent = h.reason === "skipped" ? "skipped, no buzz" : "no buzz"; ul.append(b); }
+      for (const b of h.buzzes) {
+        const item = document.createElement("li");
+        item.className = "small " + (b.verdict === "accept" ? "accept" : "reject");
+        const pts = b.points ? ` (${b.points > 0 ? "+" : ""}${b.points})` : "";
+        item.textContent = `${b.verdict === "accept" ? "✓" : "✗"} ${b.name}: “${b.text || "no answer"}” at word ${b.word_index}${b.word ? " (" + b.word + ")" : ""}${pts}`;
+        if (b.player_id === me && b.verdict !== "accept" && b.text) item.append(" ", reportButton(h.qid));
+        ul.append(item);
+      }
+      li.append(ul);
+      const st = document.createElement("div"); st.className = "muted small stats-line"; st.textContent = statsText(h.stats);
+      li.append(st);
+      el.history.append(li);
+    }
+  }
+  function entryFromEnd(m) {
+    return {
+      qid: m.qid, item_id: m.item_id, category: m.category, answer_html: m.answer_html, reason: m.reason,
+      n_words: m.words.length,
+      buzzes: (m.buzzes || []).map((b) => Object.assign({word: b.word_index > 0 ? m.words[b.word_index - 1] : ""}, b)),
+    };
+  }
+
+  // --- settings --------------------------------------------------------------------------------------
+  for (const s of options.sets) {
+    const o = document.createElement("option"); o.value = s.slug; o.textContent = `${s.name} (${s.n})`; el.setSelect.append(o);
+  }
+  for (const c of options.categories) {
+    const l = document.createElement("label"); l.className = "inline small";
+    const box = document.createElement("input"); box.type = "checkbox"; box.value = c; box.name = "categories";
+    l.append(box, " " + c); el.catBoxes.append(l);
+  }
+  function fillDifficulties(setSlug, chosen) {
+    const labels = setSlug ? (options.difficulties[setSlug] || []) : [...new Set(Object.values(options.difficulties).flat())].sort();
+    el.diffSelect.replaceChildren();
+    const any = document.createElement("option"); any.value = ""; any.textContent = "any"; el.diffSelect.append(any);
+    for (const d of labels) { const o = document.createElement("option"); o.value = d; o.textContent = d; el.diffSelect.append(o); }
+    el.diffSelect.value = labels.includes(chosen) ? chosen : "";
+    el.diffLabel.hidden = !labels.length; // only where the set has difficulties
+  }
+  el.setSelect.addEventListener("change", () => fillDifficulties(el.setSelect.value, el.diffSelect.value));
+  function showSettings(s) {
+    roomSettings = s;
+    el.pace.value = s.ms_per_word; el.paceOut.textContent = s.ms_per_word + " ms/word";
+    el.setSelect.value = s.set || "";
+    const cats = (s.categories && s.categories.length ? s.categories : (s.category ? [s.category] : [])).map((c) => c.toLowerCase());
+    for (const box of el.catBoxes.querySelectorAll("input")) box.checked = cats.includes(box.value.toLowerCase());
+    fillDifficulties(s.set || "", s.difficulty || "");
+    el.autoNext.checked = !!s.auto_next;
+    el.autoNextMs.value = String(s.auto_next_ms || 5000);
+    if (![...el.autoNextMs.options].some((o) => o.value === el.autoNextMs.value)) {
+      const o = document.createElement("option"); o.value = String(s.auto_next_ms); o.textContent = (s.auto_next_ms / 1000) + " s";
+      el.autoNextMs.append(o); el.autoNextMs.value = o.value;
+    }
+  }
+  function settingsFromForm() {
+    return {
+      type: "settings", set: el.setSelect.value, category: "",
+      categories: [...el.catBoxes.querySelectorAll("input:checked")].map((b) => b.value),
+      difficulty: el.diffLabel.hidden ? "" : el.diffSelect.value, ms_per_word: Number(el.pace.value),
+      auto_next: el.autoNext.checked ? 1 : 0, auto_next_ms: Number(el.autoNextMs.value),
+    };
+  }
+  let settingsAsked = "";
+  function askSettings(msg, why) { settingsAsked = why; send(msg); }
+  el.settingsForm.addEventListener("submit", (e) => { e.preventDefault(); askSettings(settingsFromForm(), "room"); });
+  el.pace.addEventListener("input", () => { el.paceOut.textContent = el.pace.value + " ms/word"; });
+
+  // The lobby's choices, from the page's query string: sent as a `settings` message once joined, so
+  // they reach a room that existed already too (or the player is told why not).
+  function lobbySettings() {
+    const q = new URLSearchParams(root.dataset.query || "");
+    const msg = {type: "settings"};
+    for (const [k, v] of q) {
+      if (k === "categories") msg.categories = v.split(",").map((c) => c.trim()).filter(Boolean);
+      else if (["ms_per_word", "answer_ms", "dead_ms", "auto_next", "auto_next_ms"].includes(k)) msg[k] = Number(v);
+      else msg[k] = v;
+    }
+    return msg;
+  }
+  function differs(msg, s) {
+    return Object.keys(msg).some((k) => k !== "type" && JSON.stringify(msg[k]) !== JSON.stringify(s[k]));
   }
 
   function addChat(who, text, cls) {
@@ -71,32 +275,48 @@
     el.chatLog.append(line);
     el.chatLog.scrollTop = el.chatLog.scrollHeight;
   }
-
   function nameOf(id) { return (players[id] && players[id].name) || "player " + id; }
+
+  function showAnswerLine(html) {
+    el.answerline.hidden = false;
+    el.answerline.replaceChildren();
+    const label = document.createElement("b"); label.textContent = "Answer: ";
+    const ans = document.createElement("span"); ans.className = "answer-html";
+    ans.innerHTML = html; // escaped by the server (judge/render.py): never the item's raw HTML
+    el.answerline.append(label, ans);
+  }
 
   const handlers = {
     hello(m) {
       me = m.player_id; retry = 0;
       const st = m.state;
-      players = {}; mergePlayers(st.players);
-      el.pace.value = st.settings.ms_per_word; el.paceOut.textContent = st.settings.ms_per_word + " ms/word";
+      players = {}; mergePlayers(st.players, true);
+      showSettings(st.settings);
+      paused = !!st.paused;
+      history = (st.history || []).slice(-HISTORY_SHOWN); renderHistory();
       el.chatLog.replaceChildren();
       (st.chat || []).forEach((c) => addChat(c.name, c.text));
       if (st.qid) {
-        qid = st.qid; words = st.words.slice(); el.category.textContent = st.category || "";
+        qid = st.qid; words = st.words.slice(); images = st.images || []; el.category.textContent = st.category || "";
         holder = st.buzz ? st.buzz.player_id : null; lockedOut = (st.locked_out || []).includes(me);
-        el.answerline.hidden = true; renderText();
-        setStatus(holder !== null ? nameOf(holder) + " is answering" : "Reading…");
+        el.answerline.hidden = true; el.stats.hidden = true; renderText();
+        setStatus(paused ? "Paused." : holder !== null ? nameOf(holder) + " is answering" : "Reading…");
         if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms); }
       } else {
-        qid = null; setStatus("Press Next (n) to start a tossup.");
+        qid = null; setStatus(paused ? "Paused." : "Press Next (n) to start a tossup.");
       }
+      startCountdown(st.next_in_ms);
       refreshButtons();
+      if (applyPending) {
+        applyPending = false;
+        const wanted = lobbySettings();
+        if (differs(wanted, st.settings)) askSettings(wanted, "lobby");
+      }
     },
     tossup(m) {
-      qid = m.qid; words = []; holder = null; lockedOut = false;
-      el.category.textContent = m.category || ""; el.ruling.textContent = ""; el.answerline.hidden = true;
-      renderText(); hideAnswerBox(); setStatus("Reading…"); refreshButtons();
+      qid = m.qid; words = []; images = m.images || []; holder = null; lockedOut = false; stopCountdown();
+      el.category.textContent = m.category || ""; el.ruling.textContent = ""; el.answerline.hidden = true; el.stats.hidden = true;
+      renderText(); hideAnswerBox(); setStatus(paused ? "Paused." : "Reading…"); refreshButtons();
     },
     words(m) {
       if (m.qid !== qid) return;
@@ -108,6 +328,7 @@
     buzz(m) {
       if (m.qid !== qid) return;
       holder = m.player_id;
+      beep([520], 120);
       if (holder === me) { lockedOut = true; showAnswerBox("Your answer"); startDeadline(m.deadline_ms); }
       setStatus(nameOf(holder) + " buzzed");
       refreshButtons();
@@ -117,47 +338,64 @@
       const who = m.player_id === me ? "You" : nameOf(m.player_id);
       const said = m.text ? "“" + m.text + "”" : "(no answer)";
       if (m.verdict === "prompt") {
+        beep([440, 440], 90);
         el.ruling.textContent = who + ": " + said + " — prompt" + (m.prompt ? ": " + m.prompt : "");
         el.ruling.className = "ruling prompt";
         if (m.player_id === me) { showAnswerBox(m.prompt || "Prompt: be more specific"); startDeadline(m.deadline_ms || 8000); }
         return;
       }
+      beep(m.verdict === "accept" ? [660, 990] : [300, 200], 130);
       const pts = m.points ? " (" + (m.points > 0 ? "+" : "") + m.points + ")" : "";
       el.ruling.textContent = who + ": " + said + " — " + (m.verdict === "accept" ? "correct" : "incorrect") + pts;
       el.ruling.className = "ruling " + m.verdict;
-      if (m.player_id === me && m.verdict === "reject" && m.text) {
-        const btn = document.createElement("button");
-        btn.type = "button"; btn.className = "link"; btn.textContent = "I was right";
-        btn.title = "Ask a researcher to review this ruling";
-        const reportQid = m.qid;
-        btn.addEventListener("click", () => { send({type: "report", qid: reportQid}); btn.disabled = true; btn.textContent = "Reported"; });
-        el.ruling.append(" ", btn);
-      }
+      if (m.player_id === me && m.verdict === "reject" && m.text) el.ruling.append(" ", reportButton(m.qid));
       if (m.player_id === me) hideAnswerBox();
       holder = null;
-      setStatus(m.verdict === "accept" ? "" : "Reading…");
+      setStatus(m.verdict === "accept" ? "" : paused ? "Paused." : "Reading…");
       refreshButtons();
     },
     tossup_end(m) {
       if (m.qid !== qid) return;
       qid = null; holder = null; hideAnswerBox();
-      el.text.textContent = m.text;
-      el.answerline.hidden = false;
-      el.answerline.replaceChildren();
-      const label = document.createElement("b"); label.textContent = "Answer: ";
-      const ans = document.createElement("span"); ans.textContent = m.answer.replace(/<[^>]+>/g, "");
-      el.answerline.append(label, ans);
+      renderEndText(m);
+      showAnswerLine(m.answer_html);
+      el.stats.hidden = true;
+      history.push(entryFromEnd(m)); history = history.slice(-HISTORY_SHOWN); renderHistory();
       setStatus({answered: "Answered.", timeout: "Time.", skipped: "Skipped."}[m.reason] + " Press Next (n).");
+      startCountdown(m.next_in_ms);
+      refreshButtons();
+    },
+    stats(m) {
+      const h = history.find((e) => e.qid === m.qid);
+      if (h) { h.stats = m; renderHistory(); }
+      if (!qid && history.length && history[history.length - 1].qid === m.qid) { el.stats.hidden = false; el.stats.textContent = statsText(m); }
+    },
+    history(m) { history = (m.tossups || []).slice(-HISTORY_SHOWN); renderHistory(); },
+    paused(m) {
+      paused = m.paused;
+      const by = m.player_id ? (m.player_id === me ? "you" : nameOf(m.player_id)) : "the room";
+      setStatus(paused ? `Paused by ${by}.` : qid ? "Reading…" : "Press Next (n) to start a tossup.");
+      if (paused) stopCountdown(); else startCountdown(m.next_in_ms);
       refreshButtons();
     },
     scores(m) { mergePlayers(m.players); },
     presence(m) { mergePlayers(m.players); },
     chat(m) { addChat(m.name, m.text); },
     reported() { addChat("", "Thanks — a researcher will review that ruling.", "note"); },
-    settings(m) { el.pace.value = m.settings.ms_per_word; el.paceOut.textContent = m.settings.ms_per_word + " ms/word"; },
+    settings(m) {
+      showSettings(m.settings);
+      if (settingsAsked) { el.settingsMsg.className = "small ok"; el.settingsMsg.textContent = settingsAsked === "lobby" ? "Your lobby settings were applied." : "Settings applied."; settingsAsked = ""; }
+      startCountdown(m.next_in_ms);
+    },
     error(m) {
-      if (m.code === "buzzer_taken") setStatus("Too slow — someone else buzzed first.");
-      else addChat("", "⚠ " + m.message, "error");
+      if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
+      if (settingsAsked && (m.code === "bad_settings" || m.code === "busy")) {
+        el.settingsMsg.className = "small error";
+        el.settingsMsg.textContent = (settingsAsked === "lobby" ? "Your lobby settings were not applied: " : "Not applied: ") + m.message;
+        settingsAsked = "";
+        return;
+      }
+      addChat("", "⚠ " + m.message, "error");
     },
   };
 
@@ -180,24 +418,24 @@
   }
 
   function buzz() { if (canBuzz()) send({type: "buzz", qid}); }
-
   el.buzz.addEventListener("click", buzz);
   // With a tossup running, Next names it: that skips it, and two players pressing Next at once skip only one.
   const next = () => send(qid ? {type: "next", qid} : {type: "next"});
   el.next.addEventListener("click", next);
+  const togglePause = () => send({type: "pause", paused: !paused});
+  el.pause.addEventListener("click", togglePause);
   el.form.addEventListener("submit", (e) => { e.preventDefault(); send({type: "answer", qid, text: el.input.value}); });
   el.chatForm.addEventListener("submit", (e) => {
     e.preventDefault();
     if (el.chatInput.value.trim()) send({type: "chat", text: el.chatInput.value});
     el.chatInput.value = "";
   });
-  el.pace.addEventListener("input", () => { el.paceOut.textContent = el.pace.value + " ms/word"; });
-  el.pace.addEventListener("change", () => send({type: "settings", ms_per_word: Number(el.pace.value)}));
   document.addEventListener("keydown", (e) => {
-    const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement.tagName);
+    const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
     if (typing) return;
     if (e.code === "Space") { e.preventDefault(); buzz(); }
     else if (e.key === "n") { next(); }
+    else if (e.key === "p") { togglePause(); }
   });
 
   if (name) connect();
