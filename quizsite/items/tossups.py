@@ -21,10 +21,13 @@ POWER_MARK = "(*)"
 # content avoids them and imported text only loses a little clue precision.
 _SENTENCE_END = re.compile(r"""[.!?]["'”’)\]]*$""")
 _SENTENCE_START = re.compile(r"""^["'“‘(\[]*[A-Z0-9ÀÈÉÌÒÙ]""")
+# A marker, with the whitespace before it and the punctuation after it: "shown [Image: ...]." reads
+# "shown." (the full stop stays with the word, so the sentence still ends there).
 IMAGE_MARKER = re.compile(
-    r"\[\s*(?:image|img|picture|figure|photo)\b[^\]]{0,300}\]"
+    r"\s*(?:\[\s*(?:image|img|picture|figure|photo)\b[^\]]{0,300}\]"
     r"|\(\s*(?:image|img|picture|figure|photo)(?:\s*\d+)?\s*\)"
-    r"|<\s*img\b[^>]{0,1000}>",
+    r"|<\s*img\b[^>]{0,1000}>)"
+    r"""([.,;:!?"'”’)]*)""",
     re.I,
 )
 _IMAGE_TOKEN = "\x00image\x00"  # imported text never holds NUL (the importers refuse it)
@@ -58,7 +61,7 @@ class TossupText:
 
 
 def tossup_parse(question: str) -> TossupText:
-    tokens = IMAGE_MARKER.sub(f" {_IMAGE_TOKEN} ", question).split()
+    tokens = IMAGE_MARKER.sub(lambda m: f"{m.group(1)} {_IMAGE_TOKEN} ", question).split()
     words: list[str] = []
     images: list[int] = []
     power_index: int | None = None
