@@ -69,13 +69,19 @@ def tossup_buzzes(room: Room) -> list[dict[str, Any]]:
         .order_by("id")
         .values("agent_id", "word_index", "verdict", "points", "given")
     )
-    players = dict(Player.objects.filter(room=room, agent_id__in={r["agent_id"] for r in rows}).values_list("agent_id", "id"))
-    names = dict(Player.objects.filter(pk__in=players.values()).values_list("id", "name"))
+    if not rows:
+        return []
+    players = {
+        agent: (pid, name)
+        for agent, pid, name in Player.objects.filter(room=room, agent_id__in={r["agent_id"] for r in rows}).values_list(
+            "agent_id", "id", "name"
+        )
+    }
     buzzes: dict[int, dict[str, Any]] = {}
     for r in rows:  # later rows of the same agent (a prompt answered) replace the earlier ruling
-        pid = players.get(r["agent_id"])
-        if pid is not None:
-            buzzes[pid] = {"player_id": pid, "name": names.get(pid, ""), "word_index": r["word_index"] or 0,
+        if r["agent_id"] in players:
+            pid, name = players[r["agent_id"]]
+            buzzes[pid] = {"player_id": pid, "name": name, "word_index": r["word_index"] or 0,
                            "verdict": r["verdict"], "points": r["points"] or 0, "text": r["given"]}
     return sorted(buzzes.values(), key=lambda b: b["word_index"])
 

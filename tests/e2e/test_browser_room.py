@@ -1,0 +1,211 @@
+"""The play room as a moderator and players use it, in Debian's chromium: history, buzz markers and
+statistics after a tossup; settings changed in the room and from the lobby; pause; one scoreboard
+entry per player across a reconnect and a second tab. Screenshots go to var/screenshots/ (ignored)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
+
+from .servers import REPO, app_env, daphne, manage, stop, wait_http
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
+SHOTS = REPO / "var" / "screenshots"
+PICTURE = {
+    "id": "picture",
+    "question": "This harbour [Image: a harbour seen from the hills] is famous. Its (*) ships sail. For ten points, name it.",
+    "answer": "{Valletta}",
+    "category": "History",
+    "difficulty": "College",
+}
+FAST = "ms_per_word=60&dead_ms=800&answer_ms=4000&set=e2e"
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    env = app_env(tmp_path / "var")
+    manage(env, "migrate", "--noinput")
+    fixture = tmp_path / "e2e.jsonl"
+    fixture.write_text("\n".join(json.dumps(t) for t in [*TOSSUPS, PICTURE]) + "\n")
+    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e", "--name", "E2E set")
+    port = free_port()
+    proc = daphne(port, env, tmp_path / "daphne.log")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def _enter(page, url: str, name: str) -> None:
+    page.goto(url)
+    dialog = page.locator("#name-dialog")
+    if dialog.is_visible():
+        page.fill("#name-input", name)
+        page.keyboard.press("Enter")
+
+
+def test_history_buzz_markers_and_stats_after_a_tossup(app_url):
+    from playwright.sync_api import expect, sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(20000)
+            _enter(page, f"{app_url}/play/hist/?{FAST}&categories=Geography", "Ada")
+            expect(page.locator("#status")).to_contain_text("Press Next")
+            page.keyboard.press("n")
+            expect(page.locator("#text")).to_contain_text("W02")
+            page.keyboard.press("Space")
+            page.fill("#answer-input", "madagascar")
+            page.keyboard.press("Enter")
+            expect(page.locator("#ruling")).to_contain_text("incorrect")
+            # The tossup reads on to its end: the answer line rendered, a marker where Ada buzzed.
+            expect(page.locator("#answerline u")).to_have_text("Zanzibar")
+            expect(page.locator("#answerline")).not_to_contain_text("<b>")
+            expect(page.locator("#answerline")).to_contain_text("[prompt on Zanzi]")
+            marker = page.locator("#text .buzz-mark.reject")
+            expect(marker).to_contain_text("Ada")
+            expect(page.locator("#text .power-mark")).to_have_count(1)
+            expect(page.locator("#stats")).to_contain_text("Heard by 1")
+            entry = page.locator("#history .history-entry").first
+            expect(entry.locator("u")).to_have_text("Zanzibar")
+            expect(entry).to_contain_text("Ada: “madagascar”")
+            expect(entry.locator(".stats-line")).to_contain_text("converted 0%")
+            page.screenshot(path=str(SHOTS / "room-desktop.png"))
+            page.set_viewport_size({"width": 390, "height": 844})
+            box = page.locator("#buzz").bounding_box()
+            assert box is not None and box["width"] >= 300 and box["height"] >= 80  # a big buzz area on a phone
+            page.screenshot(path=str(SHOTS / "room-phone.png"))
+            page.screenshot(path=str(SHOTS / "room-phone-full.png"), full_page=True)
+            page.set_viewport_size({"width": 1280, "height": 800})
+
+            # A reload: the history comes back with the hello, "I was right" still there for Ada's buzz.
+            page.reload()
+            entry = page.locator("#history .history-entry").first
+            expect(entry).to_contain_text("Ada: “madagascar”")
+            entry.get_by_role("button", name="I was right").click()
+            expect(entry.get_by_role("button", name="Reported")).to_be_disabled()
+            expect(page.locator("#chat-log")).to_contain_text("a researcher will review")
+        finally:
+            browser.close()
+
+
+def test_settings_changed_in_the_room_reach_everyone_and_pause(app_url):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            mod = browser.new_context().new_page()
+            other = browser.new_context().new_page()
+            for p in (mod, other):
+                p.set_default_timeout(20000)
+            _enter(mod, f"{app_url}/play/set-room/?{FAST}", "Mod")
+            _enter(other, f"{app_url}/play/set-room/?{FAST}", "Pat")
+            expect(mod.locator("#status")).to_contain_text("Press Next")
+            mod.select_option("#set-select", "e2e")
+            expect(mod.locator("#difficulty-label")).to_be_visible()  # this set has difficulties
+            mod.check("#category-boxes input[value=History]")
+            mod.check("#category-boxes input[value=Geography]")
+            mod.select_option("#difficulty-select", "College")
+            mod.check("#auto-next")
+            mod.click("#apply-settings")
+            # Geography has no College tossup but History does: the pair is fine.
+            expect(mod.locator("#settings-msg")).to_have_text("Settings applied.")
+            expect(other.locator("#category-boxes input[value=History]")).to_be_checked()
+            expect(other.locator("#auto-next")).to_be_checked()
+            mod.uncheck("#category-boxes input[value=History]")
+            mod.click("#apply-settings")
+            expect(mod.locator("#settings-msg")).to_contain_text("Not applied: no tossups match")
+            mod.check("#category-boxes input[value=History]")
+            mod.uncheck("#auto-next")
+            mod.locator("#pace").fill("300")  # slow enough to pause mid-tossup
+            mod.click("#apply-settings")
+            expect(mod.locator("#settings-msg")).to_have_text("Settings applied.")
+
+            expect(other.locator("#pace-out")).to_have_text("300 ms/word")
+            mod.click("#next")  # only the College History tossup matches: it has a picture
+            expect(other.locator("#text .img-ph")).to_be_visible()
+            expect(other.locator("#text")).not_to_contain_text("Image:")
+            mod.click("#pause")
+            expect(other.locator("#status")).to_contain_text("Paused by Mod")
+            expect(other.locator("#buzz")).to_be_disabled()
+            shown = other.locator("#text").inner_text()
+            other.wait_for_timeout(700)
+            assert other.locator("#text").inner_text() == shown  # nothing read while paused
+            other.click("#pause")
+            expect(mod.locator("#status")).to_contain_text("Reading")
+            expect(other.locator("#text")).to_contain_text("sail.")
+        finally:
+            browser.close()
+
+
+def test_lobby_join_applies_its_settings_to_an_existing_room(app_url):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            first = browser.new_page()
+            first.set_default_timeout(20000)
+            _enter(first, f"{app_url}/play/lobby-room/", "Early")
+            expect(first.locator("#status")).to_contain_text("Press Next")
+            page = browser.new_context().new_page()
+            page.set_default_timeout(20000)
+            page.goto(f"{app_url}/play/")
+            page.fill("input[name=name]", "Late")
+            page.fill("#room-name", "lobby-room")
+            page.select_option("select[name=set]", "e2e")
+            page.select_option("select[name=categories]", ["History"])
+            page.fill("input[name=ms_per_word]", "300")
+            with page.expect_navigation():
+                page.click("#join-room")
+            expect(page.locator("#settings-msg")).to_have_text("Your lobby settings were applied.")
+            expect(first.locator("#pace-out")).to_have_text("300 ms/word")
+            expect(first.locator("#category-boxes input[value=History]")).to_be_checked()
+
+            # A choice that matches nothing is refused in the lobby, saying why.
+            page.goto(f"{app_url}/play/")
+            page.fill("#room-name", "lobby-room")
+            page.select_option("select[name=categories]", ["Geography"])
+            page.select_option("select[name=difficulty]", "College")
+            page.click("#join-room")
+            expect(page.locator("#lobby-error")).to_contain_text("no tossups match")
+        finally:
+            browser.close()
+
+
+def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            ada = browser.new_context()
+            tab1 = ada.new_page()
+            tab1.set_default_timeout(20000)
+            _enter(tab1, f"{app_url}/play/board/?{FAST}", "Ada")
+            expect(tab1.locator("#scoreboard li")).to_have_count(1)
+            tab2 = ada.new_page()  # same browser, same cookie: the same player
+            tab2.set_default_timeout(20000)
+            _enter(tab2, f"{app_url}/play/board/", "Ada")
+            expect(tab2.locator("#scoreboard li")).to_have_count(1)
+            bob = browser.new_context().new_page()
+            bob.set_default_timeout(20000)
+            _enter(bob, f"{app_url}/play/board/", "Bob")
+            expect(bob.locator("#scoreboard li")).to_have_count(2)
+            tab1.reload()  # a reconnect
+            expect(tab1.locator("#scoreboard li")).to_have_count(2)
+            expect(bob.locator("#scoreboard li")).to_have_count(2)
+            expect(bob.locator("#scoreboard li", has_text="Ada")).to_have_count(1)
+            expect(bob.locator("#scoreboard li.online")).to_have_count(2)
+            bob.close()
+            expect(tab1.locator("#scoreboard li.offline", has_text="Bob")).to_have_count(1)  # faded, still listed
+            expect(tab1.locator("#scoreboard li.online")).to_have_text(["Ada (you)0"])
+        finally:
+            browser.close()
