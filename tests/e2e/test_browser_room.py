@@ -3,7 +3,6 @@ statistics after a tossup; settings changed in the room and from the lobby; paus
 entry per player across a reconnect and a second tab. Screenshots go to var/screenshots/ (ignored)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -79,7 +78,9 @@ def test_history_buzz_markers_and_stats_after_a_tossup(app_url):
             page.screenshot(path=str(SHOTS / "room-desktop.png"))
             page.set_viewport_size({"width": 390, "height": 844})
             box = page.locator("#buzz").bounding_box()
-            assert box is not None and box["width"] >= 300 and box["height"] >= 80  # a big buzz area on a phone
+            assert (
+                box is not None and box["width"] >= 300 and box["height"] >= 80
+            )  # a big buzz area on a phone
             page.screenshot(path=str(SHOTS / "room-phone.png"))
             page.screenshot(path=str(SHOTS / "room-phone-full.png"), full_page=True)
             page.set_viewport_size({"width": 1280, "height": 800})
@@ -205,7 +206,9 @@ def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url)
             expect(bob.locator("#scoreboard li", has_text="Ada")).to_have_count(1)
             expect(bob.locator("#scoreboard li.online")).to_have_count(2)
             bob.close()
-            expect(tab1.locator("#scoreboard li.offline", has_text="Bob")).to_have_count(1)  # faded, still listed
+            expect(tab1.locator("#scoreboard li.offline", has_text="Bob")).to_have_count(
+                1
+            )  # faded, still listed
             expect(tab1.locator("#scoreboard li.online")).to_have_text(["Ada (you)0"])
         finally:
             browser.close()

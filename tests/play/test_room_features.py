@@ -189,3 +189,19 @@ async def test_reconnect_and_second_tab_are_one_scoreboard_entry(tossup_set):
     entries = [p for p in hello["state"]["players"] if p["id"] == me]
     assert len(hello["state"]["players"]) == 1 and entries[0]["online"] is True
     assert await database_sync_to_async(Player.objects.count)() == 1
+
+
+async def test_a_new_leader_rebuilds_the_history_and_keeps_the_pause(tossup_set):
+    from quizsite.play.hub import get_hub
+
+    a = Client()
+    await a.join("ann")
+    qid, _ = await play_one(a, "zanzibar")
+    await a.send({"type": "pause", "paused": True})
+    await a.until("paused", paused=True)
+    await get_hub().actors["r"].stop()  # the leader goes; the next command finds a new one
+    b = Client()
+    hello = await b.join("bob")
+    assert [e["qid"] for e in hello["state"]["history"]] == [qid]
+    assert hello["state"]["history"][0]["stats"]["correct"] == 1
+    assert hello["state"]["paused"] is True
