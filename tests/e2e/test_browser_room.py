@@ -210,5 +210,12 @@ def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url)
                 1
             )  # faded, still listed
             expect(tab1.locator("#scoreboard li.online")).to_have_text(["Ada (you)0"])
+
+            # Sound cues are off until the player turns them on; the choice is kept in the browser.
+            expect(tab1.locator("#sound")).not_to_be_checked()
+            tab1.check("#sound")
+            assert tab1.evaluate("localStorage.getItem('thinkalike-sound')") == "1"
+            tab1.reload()
+            expect(tab1.locator("#sound")).to_be_checked()
         finally:
             browser.close()
