@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import jellyfish
+from lemminflect import getAllLemmas
 from rapidfuzz.distance import OSA, Levenshtein
 
 from .names import NICKNAMES
@@ -159,9 +161,39 @@ def compatible_names(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 3 and Levenshtein.distance(a, b, score_cutoff=1) <= 1
 
 
+@lru_cache(maxsize=65536)
+def verb_lemmas(word: str) -> frozenset[str]:
+    """Dictionary lemmas of a verb form (dancing, danced -> dance; stuttering -> stutter), from
+    lemminflect; empty for words that are not verb forms."""
+    return frozenset(getAllLemmas(word, "VERB").get("VERB", ()))
+
+
+def same_verb(expected: str, got: str) -> bool:
+    """Are two words forms of one verb ("dancing" for "dance", "swimming" for "swim")? Only for
+    words of four letters or more that share their first three (led is not lead)."""
+    if len(expected) < 4 or len(got) < 4 or expected[:3] != got[:3] or not (expected + got).isalpha():
+        return False
+    a, b = verb_lemmas(expected) or {expected}, verb_lemmas(got) or {got}
+    return not a.isdisjoint(b)
+
+
+_DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
+
+
+@lru_cache(maxsize=16384)
+def _line_metaphone(word: str) -> str:
+    return jellyfish.metaphone(word)
+
+
 def token_match(expected: str, got: str) -> bool:
     """Is ``got`` an acceptable spelling of the expected word?"""
     if expected == got:
+        return True
+    if got[:1].isdigit():
+        # "60s" (or "the sixties") for "1960s": a moderator hears the twentieth century
+        m = _DECADE.match(expected)
+        return bool(m) and m.group(1) == "19" and got == m.group(2)
+    if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
@@ -173,7 +205,11 @@ def token_match(expected: str, got: str) -> bool:
             return True
     else:
         k = 1 if n <= 10 else 2 if n <= 15 else 3
-        if OSA.distance(expected, got, score_cutoff=k) <= k:
+        d = OSA.distance(expected, got, score_cutoff=k + 1)
+        if d <= k:
+            return not _confusable(expected, got)
+        if d == k + 1 and expected[0] == got[0] and _line_metaphone(expected) == jellyfish.metaphone(got):
+            # one edit more than the length allows, but it sounds the same (Rakhmaninov, fotosynthesis)
             return not _confusable(expected, got)
     return _line_phonetic(expected) == phonetic(got)
 
