@@ -39,9 +39,9 @@ from .answerline import (
 from .matching import Cover, best_similarity, compatible_names, cover, within
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
-__all__ = ["JUDGE_VERSION", "Ruling", "judge", "judge_strict", "parse_answerline"]
+__all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.0"
+JUDGE_VERSION = "1.1"
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,32 @@ class Ruling:
     prompt: str = ""  # the directed prompt to read to the player, or ""
     score: float = 0.0  # 0..1 similarity behind the verdict
     matched: str = ""  # the alternative (or prompt / reject entry) that decided, as written
+    rule: str = ""  # which rule decided (see RULES): shown beside the ruling in reports
 
 
-_EMPTY = Ruling("reject", "", 0.0, "")
+# What each ``Ruling.rule`` means, for a report page or a log line.
+RULES = {
+    "empty": "no answer given",
+    "exact": "exactly an acceptable alternative",
+    "exact_reject": "exactly a do-not-accept entry",
+    "exact_prompt": "exactly a prompt-on entry",
+    "initialism": "the initials of an acceptable alternative (NAFTA, JFK)",
+    "hedge": "a hedge (maybe, either) is not an answer",
+    "list": "a list is accepted only if every item is",
+    "required_words": "every required word given (spelling, word form and extra words allowed)",
+    "reject_entry": "contains a do-not-accept entry",
+    "prompt_entry": "contains a prompt-on entry",
+    "more_specific_reject": "a do-not-accept entry fits the answer at least as well",
+    "more_specific_prompt": "a prompt-on entry fits the answer better",
+    "wrong_name": "an extra given name or initials name someone else",
+    "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
+    "surname": "a person's surname alone",
+    "partial": "part of the required answer: prompt",
+    "no_match": "no acceptable alternative matched",
+}
+
+
+_EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
 _INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
@@ -102,7 +125,19 @@ def judge_strict(
     if not tokens:
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
-    return _decide(parse_answerline(answerline), tokens, question_text, word_index, initials, split=True)
+    line = parse_answerline(answerline)
+    if len(tokens) == 1 and len(tokens[0]) >= 2 and _acronym(given):
+        for e in _active(line.accepts, question_text, word_index):
+            if tokens[0] in e.initialisms:
+                return Ruling("accept", "", 1.0, e.text, "initialism")
+    return _decide(line, tokens, question_text, word_index, initials, split=True)
+
+
+def _acronym(given: str) -> bool:
+    """Is the answer written as an acronym: capitals ("UN", "NAFTA"), dotted ("U.N."), or any case
+    from four letters on ("nato")?"""
+    letters = "".join(ch for ch in given if ch.isalpha())
+    return bool(letters) and (letters.isupper() or "." in given or len(letters) >= 4)
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
@@ -111,11 +146,11 @@ def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple
     return tuple(e for e in entries if e.active(qt, wi))
 
 
-def _ruling(verdict: str, entry: Entry | None, score: float) -> Ruling:
+def _ruling(verdict: str, entry: Entry | None, score: float, rule: str) -> Ruling:
     if entry is None:
-        return Ruling(verdict, "", round(score, 4), "")
+        return Ruling(verdict, "", round(score, 4), "", rule)
     prompt = entry.prompt_text if verdict == "prompt" else ""
-    return Ruling(verdict, prompt, round(score, 4), entry.text)
+    return Ruling(verdict, prompt, round(score, 4), entry.text, rule)
 
 
 def _split_list(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -164,28 +199,28 @@ def _decide(
     # 1-2: exact matches decide outright
     for e in accepts:
         if key == e.full_key or key == e.required_key:
-            return _ruling("accept", e, 1.0)
+            return _ruling("accept", e, 1.0, "exact")
     for e in rejects:
         if key == e.full_key or key == e.required_key:
-            return _ruling("reject", e, 1.0)
+            return _ruling("reject", e, 1.0, "exact_reject")
     for e in prompts:
         if key == e.full_key or key == e.required_key:
-            return _ruling("prompt", e, 1.0)
+            return _ruling("prompt", e, 1.0, "exact_prompt")
 
     tset = frozenset(tokens)
     line_words = frozenset().union(*(e.words for e in accepts)) if accepts else frozenset()
 
     # 3: hedges and lists
     if not tset.isdisjoint(HEDGES) and tset.isdisjoint(line_words & HEDGES):
-        return _ruling("reject", None, 0.0)
+        return _ruling("reject", None, 0.0, "hedge")
     conj = tset & CONJUNCTIONS
     if split and conj and conj.isdisjoint(line_words):
         parts = _split_list(tokens)
         if len(parts) > 1:
             rulings = [_decide(line, p, qt, wi, initials, split=False) for p in parts]
             if all(r.verdict == "accept" for r in rulings):
-                return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched)
-            return Ruling("reject", "", max(r.score for r in rulings), "")
+                return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched, "list")
+            return Ruling("reject", "", max(r.score for r in rulings), "", "list")
         tokens = parts[0] if parts else tokens
         tset = frozenset(tokens)
 
@@ -203,21 +238,25 @@ def _decide(
     best_reject = _best_full(rejects, tokens, tset)
     best_prompt = _best_full(prompts, tokens, tset)
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
-    if best_prompt is not None and not within(tokens, prompt_words | line_words, _IGNORABLE):
-        best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
+    if best_prompt is not None:
+        rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
+        if not within(rest, prompt_words | line_words, _IGNORABLE):
+            best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
-        return _ruling("reject", None, best_accept[1])  # "Leopold Mozart": right surname, wrong person
+        return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
+    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None:
         count, score, e, _ = best_accept
         if best_reject is not None and best_reject[0] >= count:
-            return _ruling("reject", best_reject[2], best_reject[1])
+            return _ruling("reject", best_reject[2], best_reject[1], "more_specific_reject")
         if best_prompt is not None and best_prompt[0] > count:
-            return _ruling("prompt", best_prompt[2], best_prompt[1])
-        return _ruling("accept", e, score)
+            return _ruling("prompt", best_prompt[2], best_prompt[1], "more_specific_prompt")
+        return _ruling("accept", e, score, "required_words")
     if best_reject is not None:
-        return _ruling("reject", best_reject[2], best_reject[1])
+        return _ruling("reject", best_reject[2], best_reject[1], "reject_entry")
     if best_prompt is not None:
-        return _ruling("prompt", best_prompt[2], best_prompt[1])
+        return _ruling("prompt", best_prompt[2], best_prompt[1], "prompt_entry")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
     partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
@@ -225,16 +264,25 @@ def _decide(
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
         if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
-            return _ruling("accept", e, c.score)  # the surname alone ("Franklin", "O'Keeffe")
+            return _ruling("accept", e, c.score, "surname")  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
         if len(matched_words) == 1 and (matched_words[0] in WEAK_WORDS or matched_words[0][0].isdigit()):
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
-            return _ruling("prompt", e, c.score)
+            return _ruling("prompt", e, c.score, "partial")
 
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
-    return _ruling("reject", None, score)
+    return _ruling("reject", None, score, "no_match")
+
+
+def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+    """Does the answer add a number where the line has a different one ("Star Wars Episode V" for
+    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")?"""
+    numbers = [t for t in entry.full if t[:1].isdigit()]
+    if not numbers:
+        return False
+    return any(t[:1].isdigit() and t not in numbers for j, t in enumerate(tokens) if j not in used)
 
 
 def _is_suffix(matched: list[bool]) -> bool:
@@ -260,6 +308,8 @@ def _wrong_name(
         return False
     line_initials = {w[0] for w in line_words}
     for j, g in enumerate(tokens):
+        if g == "by" and j not in used:
+            break  # what follows names the author or composer ("Peter Pan by J. M. Barrie")
         if j in used or g in line_words or g in _IGNORABLE:
             continue
         if g in GIVEN_NAMES_FOLDED:
@@ -272,10 +322,10 @@ def _wrong_name(
 
 def _best_full(
     entries: tuple[Entry, ...], tokens: tuple[str, ...], tset: frozenset[str]
-) -> tuple[int, float, Entry] | None:
-    best: tuple[int, float, Entry] | None = None
+) -> tuple[int, float, Entry, Cover] | None:
+    best: tuple[int, float, Entry, Cover] | None = None
     for e in entries:
         c = cover(e.core, tokens, tset, e.prefixes)
         if c.complete and (best is None or (c.count, c.score) > best[:2]):
-            best = (c.count, c.score, e)
+            best = (c.count, c.score, e, c)
     return best
