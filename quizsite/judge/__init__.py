@@ -36,7 +36,7 @@ from .answerline import (
     Entry,
     parse_answerline,
 )
-from .matching import Cover, best_similarity, compatible_names, cover, within
+from .matching import Cover, best_similarity, compatible_names, cover, token_match, within
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
@@ -79,6 +79,7 @@ RULES = {
     "more_specific_prompt": "a prompt-on entry fits the answer better",
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
+    "wrong_creator": "'by X' where the line names another author or composer (Tosca by Verdi)",
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
@@ -126,9 +127,10 @@ def judge_strict(
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
     line = parse_answerline(answerline)
-    if len(tokens) == 1 and len(tokens[0]) >= 2 and _acronym(given):
+    if len(given) <= 12 and _acronym(given):
+        letters = "".join(ch for ch in given if ch.isalpha()).lower()
         for e in _active(line.accepts, question_text, word_index):
-            if tokens[0] in e.initialisms:
+            if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
     return _decide(line, tokens, question_text, word_index, initials, split=True)
 
@@ -137,7 +139,9 @@ def _acronym(given: str) -> bool:
     """Is the answer written as an acronym: capitals ("UN", "NAFTA"), dotted ("U.N."), or any case
     from four letters on ("nato")?"""
     letters = "".join(ch for ch in given if ch.isalpha())
-    return bool(letters) and (letters.isupper() or "." in given or len(letters) >= 4)
+    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". ") for ch in given.strip()):
+        return False
+    return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
@@ -246,6 +250,8 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
     if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_number")
+    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_creator")
     if best_accept is not None:
         count, score, e, _ = best_accept
         if best_reject is not None and best_reject[0] >= count:
@@ -274,6 +280,16 @@ def _decide(
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
     return _ruling("reject", None, score, "no_match")
+
+
+def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+    """Does the answer credit the work to someone the line does not ("Tosca by Verdi" where the
+    line reads "Tosca (by Giacomo Puccini)")? Decided only where the line names the creator."""
+    if "by" not in entry.full or "by" not in tokens:
+        return False
+    named = entry.full[entry.full.index("by") + 1 :]
+    credited = [t for t in tokens[tokens.index("by") + 1 :] if t not in _IGNORABLE]
+    return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
 
 
 def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:

@@ -169,7 +169,7 @@ def _initialisms(required: tuple[str, ...], full: tuple[str, ...]) -> frozenset[
     if len(required) >= 2 and all(len(t) == 1 and t.isalpha() for t in required):
         out.add("".join(required))
     for words in (required, full):
-        content = [t for t in words if t not in STOPWORDS]
+        content = [t for t in words if t not in STOPWORDS and t not in _SUFFIX_WORDS]
         if len(content) >= 2 and all(t[0].isalpha() for t in content):
             out.add("".join(t[0] for t in content))
     return frozenset(out)

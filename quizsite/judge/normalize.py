@@ -231,6 +231,7 @@ _ALIASES_SOURCE = {
     "fdr": "franklin delano roosevelt",
     "lbj": "lyndon b johnson",
     "mlk": "martin luther king",
+    "koran": "quran",  # the older English spelling (Oxford English Dictionary lists both)
 }
 
 
