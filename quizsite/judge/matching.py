@@ -105,6 +105,15 @@ def _one_indel(a: str, b: str) -> bool:
     return False
 
 
+def _vowel_slip(a: str, b: str) -> bool:
+    """One vowel written for another inside an eight-letter word (Euripedes for Euripides, whose
+    stem is eight letters), never the first or last letter (Slovenia and Slavonia differ in two)."""
+    if len(a) != len(b):
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(diff) == 1 and 0 < diff[0] < len(a) - 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+
+
 def _confusable(a: str, b: str) -> bool:
     """Near-identical long words that still name different things."""
     for p, q in _PREFIX_PAIRS:
@@ -203,6 +212,8 @@ def token_match(expected: str, got: str) -> bool:
     if n <= 8:
         if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
             return True
+        if n == 8 and _vowel_slip(expected, got):
+            return not _confusable(expected, got)
     else:
         k = 1 if n <= 10 else 2 if n <= 15 else 3
         d = OSA.distance(expected, got, score_cutoff=k + 1)
