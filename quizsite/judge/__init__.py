@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 
 # Words that make an answer a hedge rather than an answer.
 HEDGES = frozenset("maybe perhaps possibly probably either neither unsure dunno idk forse".split())
+# Epithets a player may add after a ruler's name ("Gregory the Great" for Pope Gregory I); the
+# normaliser has dropped the "the" before them.
+EPITHETS = frozenset("great terrible magnificent wise bold pious fair good conqueror confessor lionheart".split())
 # Words that join several answers into a list (English, and Italian "o"/"oppure").
 CONJUNCTIONS = frozenset(("or", "nor", "and", "o", "oppure"))
 _IGNORABLE = STOPWORDS | DESCRIPTORS | GENERIC_HEADS | {"the"}
@@ -202,11 +205,16 @@ def _decide(
 
     # 1-2: exact matches decide outright
     for e in accepts:
-        if key == e.full_key or key == e.required_key:
+        if key == e.full_key:
             return _ruling("accept", e, 1.0, "exact")
     for e in rejects:
+        # before the required part of an accept: "monarchy" on "constitutional <u>monarchy</u>
+        # [do not accept "monarchy"]" is the rejected answer, not the required word alone
         if key == e.full_key or key == e.required_key:
             return _ruling("reject", e, 1.0, "exact_reject")
+    for e in accepts:
+        if key == e.required_key:
+            return _ruling("accept", e, 1.0, "exact")
     for e in prompts:
         if key == e.full_key or key == e.required_key:
             return _ruling("prompt", e, 1.0, "exact_prompt")
@@ -315,13 +323,21 @@ def _wrong_name(
     initials: frozenset[str],
 ) -> bool:
     """Does the answer name someone else: an extra given name (or initials) that fits none of the
-    line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach)?
+    line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach), or a
+    word after the surname ("Washington Irving", "Bach family")?
 
     Applies only where the line itself spells out a first name, so that a line without one decides
     nothing here, and "Abe Lincoln" or "Karl Friedrich Gauss" still pass.
     """
     if not line.first_names:
         return False
+    last_used = max(used, default=-1)
+    for j in range(last_used + 1, len(tokens)):
+        g = tokens[j]
+        if g in ("by", "of"):
+            break  # the author, or a place ("Henry VIII of England")
+        if g not in line_words and g not in _IGNORABLE and g not in EPITHETS and g.isalpha():
+            return True  # a word after the surname names another person ("Washington Irving")
     line_initials = {w[0] for w in line_words}
     for j, g in enumerate(tokens):
         if g == "by" and j not in used:

@@ -30,6 +30,9 @@ DIRECTIVES = [
      "Paris Peace Conference", "prompt"),
     ("<b><u>Cologne</u></b> [accept equivalents]", "Köln", "accept"),
     ("<b><u>Guernica</u></b> [accept equivalents]", "Gernika", "accept"),
+    ('constitutional <b><u>monarchy</u></b> [do not accept "a monarchy"]', "the monarchy", "reject"),
+    ('constitutional <b><u>monarchy</u></b> [do not accept "monarchy" alone]', "Monarchy", "reject"),
+    ('<b><u>Kennedy</u></b> assassination [do not accept "Kennedy"]', "Kennedy", "reject"),
 ]
 
 WORD_FORMS = [
@@ -78,6 +81,8 @@ WRONG_EXTRA = [
 
 PARTIAL_NAMES = [
     ("<b>Peter Pan</b>", "Peter Pan by J. M. Barrie", "accept"),  # the author is not another Peter
+    ("George <b><u>Washington</u></b>", "Washington Irving", "reject"),  # the surname as a given name
+    ("Johann Sebastian <b><u>Bach</u></b>", "Bach family", "reject"),
 ]
 
 OTHER_LANGUAGES = [
@@ -91,6 +96,9 @@ GUARDS = [
     ("<b><u>Rachmaninoff</u></b>", "Rachmaninow", "accept"),
     ("<b><u>Westphalia</u></b>", "Westfalia", "accept"),
     ("<b><u>1960s</u></b> [accept 60s]", "the 60s", "accept"),
+    ("Pope <b><u>Gregory</u></b> I", "Gregory the Great", "accept"),
+    ("<b><u>Henry VIII</u></b>", "King Henry VIII of England", "accept"),
+    ('constitutional <b><u>monarchy</u></b> [do not accept "monarchy" alone]', "constitutional monarchy", "accept"),
     ("<b><u>Slovenia</u></b>", "Slavonia", "reject"),
     ("<b><u>Pliny the Elder</u></b>", "Pliny the Younger", "reject"),
     ("<b><u>Richard III</u></b>", "Richard II", "reject"),
