@@ -50,12 +50,16 @@ VERDICTS = ("accept", "prompt", "reject")
 Verdict = Callable[..., str]
 
 
-def baseline(answerline: str, given: str, question_text: str | None = None, word_index: int | None = None) -> str:
+def baseline(
+    answerline: str, given: str, question_text: str | None = None, word_index: int | None = None
+) -> str:
     return "accept" if fuzz.WRatio(answerline, given) >= 80 else "reject"
 
 
 def _verdict_of(fn: Callable) -> Verdict:
-    def verdict(answerline: str, given: str, question_text: str | None = None, word_index: int | None = None) -> str:
+    def verdict(
+        answerline: str, given: str, question_text: str | None = None, word_index: int | None = None
+    ) -> str:
         return fn(answerline, given, question_text, word_index).verdict
 
     return verdict
@@ -84,7 +88,9 @@ def evaluate(fn: Verdict, cases: list[dict]) -> tuple[float, float, dict[str, di
     """Agreement, over-acceptance and the confusion matrix (expected -> got)."""
     matrix = {e: dict.fromkeys(VERDICTS, 0) for e in VERDICTS}
     for c in cases:
-        matrix[c["expected"]][fn(c["answerline"], c["given"], c.get("question_text"), c.get("word_index"))] += 1
+        matrix[c["expected"]][
+            fn(c["answerline"], c["given"], c.get("question_text"), c.get("word_index"))
+        ] += 1
     correct = sum(matrix[v][v] for v in VERDICTS)
     wrong = sum(matrix[e][g] for e in ("prompt", "reject") for g in VERDICTS)
     over = (matrix["prompt"]["accept"] + matrix["reject"]["accept"]) / wrong if wrong else 0.0

@@ -49,7 +49,9 @@ log = logging.getLogger(__name__)
 HEDGES = frozenset("maybe perhaps possibly probably either neither unsure dunno idk forse".split())
 # Epithets a player may add after a ruler's name ("Gregory the Great" for Pope Gregory I); the
 # normaliser has dropped the "the" before them.
-EPITHETS = frozenset("great terrible magnificent wise bold pious fair good conqueror confessor lionheart".split())
+EPITHETS = frozenset(
+    "great terrible magnificent wise bold pious fair good conqueror confessor lionheart".split()
+)
 # Words that join several answers into a list (English, and Italian "o"/"oppure").
 CONJUNCTIONS = frozenset(("or", "nor", "and", "o", "oppure"))
 _IGNORABLE = STOPWORDS | DESCRIPTORS | GENERIC_HEADS | {"the"}
@@ -86,6 +88,9 @@ RULES = {
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
+    # set by callers, not by judge(): the live game's limits
+    "timeout": "no answer before the timer ran out",
+    "prompt_limit": "a further prompt would pass the limit per buzz, so the prompt becomes a reject",
 }
 
 

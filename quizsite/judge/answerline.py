@@ -156,7 +156,6 @@ class Entry:
         object.__setattr__(self, "words", frozenset(self.full))
         object.__setattr__(self, "initialisms", _initialisms(self.required, self.full))
 
-
     def active(self, question_text: str | None, word_index: int | None) -> bool:
         return self.condition is None or self.condition.holds(question_text, word_index)
 
@@ -334,11 +333,19 @@ class _Builder:
     equivalents: bool = False
 
     def add(
-        self, mode: str, text: str, flags: list[int], prompt_text: str, cond: Condition | None, mention: str = ""
+        self,
+        mode: str,
+        text: str,
+        flags: list[int],
+        prompt_text: str,
+        cond: Condition | None,
+        mention: str = "",
     ) -> None:
         if mention:  # "before/after mention": the clue phrase is the item itself
             phrase = text.strip(_QUOTE_STRIP)
-            cond = Condition("after" if mention in ("after", "once") else "before", phrase, _phrase_words(phrase))
+            cond = Condition(
+                "after" if mention in ("after", "once") else "before", phrase, _phrase_words(phrase)
+            )
         entry = _entry(text, flags, self.mark, prompt_text=prompt_text, condition=cond)
         if entry is not None:
             {"accept": self.accepts, "prompt": self.prompts, "reject": self.rejects}[mode].append(entry)

@@ -108,7 +108,7 @@ _ELISION = re.compile(r"\b([a-z]+)'(?=[a-z])")
 # Elided articles and prepositions (French l', d', qu'; Italian dell', nell', all'): a word break.
 # Any other apostrophe inside a word marks a glottal stop or a lost letter (Qur'an, Hawai'i,
 # rock'n'roll) and is dropped, so "Qur'an" meets "Quran".
-_ELIDED = frozenset("l d j m n s t c qu un gl dell nell dall sull all quell coll quest sant bell" .split())
+_ELIDED = frozenset("l d j m n s t c qu un gl dell nell dall sull all quell coll quest sant bell".split())
 _CELTIC = re.compile(r"\b([od])'(?=[a-z])")  # O'Keeffe, D'Artagnan: one name, not an elision
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
