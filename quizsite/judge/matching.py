@@ -201,7 +201,10 @@ def token_match(expected: str, got: str) -> bool:
     if got[:1].isdigit():
         # "60s" (or "the sixties") for "1960s": a moderator hears the twentieth century
         m = _DECADE.match(expected)
-        return m is not None and m.group(1) == "19" and got == m.group(2)
+        if m is None:  # the line says "the seventies", the player "1970s"
+            m = _DECADE.match(got)
+            return m is not None and m.group(1) == "19" and expected == m.group(2)
+        return m.group(1) == "19" and got == m.group(2)
     if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)

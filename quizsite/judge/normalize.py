@@ -333,6 +333,17 @@ def _roman(tok: str) -> str | None:
 _DECADE_WORDS = {w[:-1] + "ies": f"{v}s" for w, v in _TENS.items() if w != "fourty"}
 
 
+def _centuries(tokens: list[str]) -> list[str]:
+    """ "nineteen seventies" -> "1970s": a century number before a decade word joins it."""
+    out: list[str] = []
+    for tok in tokens:
+        if tok in _DECADE_WORDS and out and out[-1] in ("18", "19", "20"):
+            out[-1] += _DECADE_WORDS[tok]
+        else:
+            out.append(tok)
+    return out
+
+
 @lru_cache(maxsize=65536)
 def _irregular_singular(tok: str) -> str | None:
     """The singular of an irregular plural (geese, criteria, cacti, phenomena) from lemminflect's
@@ -375,6 +386,8 @@ def _base_tokens(text: str) -> list[str]:
         tokens = [t for t in tokens if t != "the"] or tokens
     if any(t in _NUMBER_WORDS or t[0].isdigit() for t in tokens):
         tokens = _numbers(tokens)
+        if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
+            tokens = _centuries(tokens)
     out: list[str] = []
     last = len(tokens) - 1
     for i, tok in enumerate(tokens):

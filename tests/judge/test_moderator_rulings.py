@@ -66,6 +66,8 @@ LETTERS_AND_SIGNS = [
     ("<b><u>1960s</u></b>", "the sixties", "accept"),
     ("<b><u>1960s</u></b>", "60s", "accept"),
     ("<b><u>1960s</u></b>", "'60s", "accept"),
+    ("<b><u>1970s</u></b>", "Nineteen-seventies", "accept"),
+    ("the <b><u>Seventies</u></b>", "1970s", "accept"),
 ]
 
 ABBREVIATIONS = [
