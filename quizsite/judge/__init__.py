@@ -36,7 +36,16 @@ from .answerline import (
     Entry,
     parse_answerline,
 )
-from .matching import Cover, best_similarity, compatible_names, cover, token_match, within
+from .matching import (
+    Cover,
+    best_similarity,
+    compatible_names,
+    contradicts,
+    cover,
+    derived_form,
+    token_match,
+    within,
+)
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
@@ -85,6 +94,8 @@ RULES = {
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
     "wrong_creator": "'by X' where the line names another author or composer (Tosca by Verdi)",
+    "word_form": "a derived form of the answer, where the line accepts word forms",
+    "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
@@ -263,6 +274,8 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
     if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_number")
+    if best_accept is not None and contradicts(tokens, line_words):
+        return _ruling("reject", None, best_accept[1], "contradiction")
     if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_creator")
     if best_accept is not None:
@@ -289,6 +302,13 @@ def _decide(
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
             return _ruling("prompt", e, c.score, "partial")
+
+    # "accept word forms": a derived form of a one-word answer ("migration" for "migrate")
+    if line.word_forms:
+        content = [t for t in tokens if t not in _IGNORABLE]
+        for e in accepts:
+            if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
+                return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
 
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)

@@ -193,6 +193,7 @@ class AnswerLine:
     accept_either: bool = False  # "accept either (underlined part / name)"
     no_partial: bool = False  # "do not accept or prompt on partial answers"
     equivalents: bool = False  # "accept equivalents": other-language names count (see names.EXONYMS)
+    word_forms: bool = False  # "accept word forms" / "equivalents": derived forms (migration for migrate)
 
 
 # --------------------------------------------------------------------------------------- markup
@@ -287,6 +288,7 @@ _EQUIVALENTS_LIKE = re.compile(
     r"answers?|translations?|word\s+forms?)\s+(?:like|such\s+as|e\.\s?g\.,?|including|as)\s+",
     re.I,
 )
+_WORD_FORMS = re.compile(r"\b(?:word\s+forms?|forms?|equivalents?)\b", re.I)
 # "before/after mention", "until it is mentioned": the phrase is the item itself.
 _MENTION = re.compile(
     r"(?:,\s*)?\b(?P<kind>before|after|until|once)\s+(?:it\s+is\s+|they\s+are\s+|its\s+|their\s+)?"
@@ -331,6 +333,7 @@ class _Builder:
     accept_either: bool = False
     no_partial: bool = False
     equivalents: bool = False
+    word_forms: bool = False
 
     def add(
         self,
@@ -397,6 +400,7 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
         start = text.index(rest, start) + like.end()
     elif mode == "accept" and _EQUIVALENTS.match(rest):
         b.equivalents = True
+        b.word_forms = b.word_forms or bool(_WORD_FORMS.search(rest))
         return
     if _PARTIAL.match(rest):
         if mode == "prompt":
@@ -435,6 +439,7 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
             item, iflags = item[: tm.start()], iflags[: tm.start()]
         if _EQUIVALENTS.match(item.strip()):
             b.equivalents = b.equivalents or mode == "accept"
+            b.word_forms = b.word_forms or (mode == "accept" and bool(_WORD_FORMS.search(item)))
             continue
         b.add(mode, item, iflags, prompt_text if mode == "prompt" else "", cond, mention)
 
@@ -685,4 +690,5 @@ def parse_answerline(raw: str) -> AnswerLine:
         accept_either=b.accept_either,
         no_partial=b.no_partial,
         equivalents=b.equivalents,
+        word_forms=b.word_forms,
     )

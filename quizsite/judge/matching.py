@@ -233,6 +233,48 @@ def similarity(a: str, b: str) -> float:
     return Levenshtein.normalized_similarity(a, b)
 
 
+# Pairs of words that tell two members of one family or series apart; an answer with one where the
+# line has the other names the other one ("Pliny the Younger", "Bruegel the Younger", "Lesser Antilles").
+_OPPOSITES = {
+    a: b
+    for x, y in (
+        ("elder", "younger"),
+        ("senior", "junior"),
+        ("major", "minor"),
+        ("greater", "lesser"),
+        ("upper", "lower"),
+    )
+    for a, b in ((x, y), (y, x))
+}
+
+
+def contradicts(given: tuple[str, ...], line_words: frozenset[str]) -> bool:
+    """Does the answer hold the opposite of a word of the entry, and not the word itself?"""
+    for g in given:
+        other = _OPPOSITES.get(g)
+        if other is not None and other in line_words and g not in line_words:
+            return True
+    return False
+
+
+_DERIVATIONS = ("ion", "ation", "ition", "ment", "ing", "ed", "er", "al", "ance", "ence", "ism", "ist", "ity")
+
+
+@lru_cache(maxsize=16384)
+def derived_form(expected: str, got: str) -> bool:
+    """Is ``got`` a derived form of ``expected`` (migrate -> migration, govern -> government,
+    dance -> dancing), or the reverse? Used only where a line says "accept word forms"."""
+    if min(len(expected), len(got)) < 4 or expected == got:
+        return expected == got
+    short, long_ = (expected, got) if len(expected) <= len(got) else (got, expected)
+    stem = short[:-1] if short[-1] in "aeiouy" else short
+    if len(stem) < 4 or not long_.startswith(stem):
+        return False
+    return long_[len(stem) :] in _DERIVATIONS or any(
+        long_[len(stem) :].endswith(d) and len(long_) - len(stem) <= len(d) + 2 for d in _DERIVATIONS
+    )
+
+
 @dataclass(slots=True)
 class Cover:
     """How much of one entry's required words a given answer contains."""

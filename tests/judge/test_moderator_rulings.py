@@ -33,6 +33,8 @@ DIRECTIVES = [
     ),
     ("<b><u>Cologne</u></b> [accept equivalents]", "Köln", "accept"),
     ("<b><u>Guernica</u></b> [accept equivalents]", "Gernika", "accept"),
+    ("<b><u>migrate</u></b> [accept word forms]", "migration", "accept"),
+    ("<b><u>govern</u></b> [accept equivalents]", "government", "accept"),
     ('constitutional <b><u>monarchy</u></b> [do not accept "a monarchy"]', "the monarchy", "reject"),
     ('constitutional <b><u>monarchy</u></b> [do not accept "monarchy" alone]', "Monarchy", "reject"),
     ('<b><u>Kennedy</u></b> assassination [do not accept "Kennedy"]', "Kennedy", "reject"),
@@ -80,6 +82,8 @@ ABBREVIATIONS = [
 ]
 
 WRONG_EXTRA = [
+    ("Pieter <b><u>Bruegel</u></b> the Elder", "Bruegel the Younger", "reject"),
+    ("<b><u>Antilles</u></b> [or Greater Antilles]", "Lesser Antilles", "reject"),
     ("<b><u>Star Wars</u></b>: Episode IV – A New Hope", "Star Wars Episode V", "reject"),
     ("<b><u>Tosca</u></b> (by Giacomo Puccini)", "Tosca by Verdi", "reject"),
 ]
@@ -114,6 +118,9 @@ GUARDS = [
     ("<b><u>1860s</u></b>", "60s", "reject"),
     ("<b><u>1960s</u></b>", "1960", "reject"),
     ("<b><u>dance</u></b>", "dancer", "reject"),
+    ("<b><u>migrate</u></b>", "migration", "reject"),  # no word-forms directive
+    ("<b><u>migrate</u></b> [accept word forms]", "mitigation", "reject"),
+    ("Pieter <b><u>Bruegel</u></b> the Elder", "Pieter Bruegel the Elder", "accept"),
     ("{The Metamorphosis} [or Die {Verwandlung}]", "Metamorphoses", "reject"),
     ("<b><u>Florence</u></b> [accept equivalents]", "Venice", "reject"),
     ("<b><u>The Magic Flute</u></b>", "Die Zauberflöte", "reject"),  # no equivalents directive
