@@ -146,12 +146,16 @@ def judge_strict(
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
     line = parse_answerline(answerline)
-    if len(given) <= 12 and _acronym(given):
-        letters = "".join(ch for ch in given if ch.isalpha()).lower()
+    if len(given) <= 12 and _squeezed(given) in line.initialisms and _acronym(given):
+        letters = _squeezed(given)
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
     return _decide(line, tokens, question_text, word_index, initials, split=True)
+
+
+def _squeezed(given: str) -> str:
+    return given.replace(".", "").replace(" ", "").lower()
 
 
 def _acronym(given: str) -> bool:

@@ -194,6 +194,7 @@ class AnswerLine:
     no_partial: bool = False  # "do not accept or prompt on partial answers"
     equivalents: bool = False  # "accept equivalents": other-language names count (see names.EXONYMS)
     word_forms: bool = False  # "accept word forms" / "equivalents": derived forms (migration for migrate)
+    initialisms: frozenset[str] = frozenset()  # every accept's initialisms, for a quick first test
 
 
 # --------------------------------------------------------------------------------------- markup
@@ -691,4 +692,5 @@ def parse_answerline(raw: str) -> AnswerLine:
         no_partial=b.no_partial,
         equivalents=b.equivalents,
         word_forms=b.word_forms,
+        initialisms=frozenset().union(*(e.initialisms for e in b.accepts)),
     )
