@@ -6,19 +6,28 @@ that a change of rules never silently rewrites what past rulings meant.
 
 Order of decision (first that applies wins), following ACF/NAQT practice:
 
+0. the answer is written as initials of an acceptable alternative (NAFTA, UN, JFK) -> accept;
 1. the answer is exactly (after normalisation) an acceptable alternative -> accept;
-2. it is exactly a "do not accept" entry -> reject; exactly a "prompt on" entry -> prompt;
+2. it is exactly a "do not accept" entry -> reject (even where it is also the required part of an
+   alternative: "monarchy" on "constitutional <u>monarchy</u> [do not accept monarchy]"); exactly a
+   "prompt on" entry -> prompt;
 3. hedges ("maybe X", "either X or Y") -> reject; lists ("X or Y", "X and Y") -> accept only if
    every item is itself acceptable;
 4. it contains every required word of an alternative (misspellings within tolerance, extra words
-   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, or an
-   extra given name (or initials) shows it names someone else ("Leopold Mozart");
+   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, an
+   extra given name, initials or a word after the surname shows it names someone else ("Leopold
+   Mozart", "Washington Irving"), a number differs from the line's ("Episode V"), a word says the
+   opposite of the line's ("the Younger"), or "by X" credits someone the line does not name;
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
    partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
    for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
-7. otherwise reject.
+7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
+   otherwise reject.
+
+Every ruling names the rule that decided it (``Ruling.rule``, one of :data:`RULES`), stored with
+live and annotation rulings and shown on the ruling report page.
 """
 
 from __future__ import annotations

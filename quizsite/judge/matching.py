@@ -12,7 +12,9 @@ forgiven, at five only a swapped pair, and up to eight a swapped pair or one let
 rarely one edit from another real word, so one to three edits are forgiven (Tchaikovski, Beethovan)
 except where the edit lands on a known meaningful prefix or ending (hypo-/hyper-, -ate/-ite, a final
 vowel: hyperbola/hyperbole). Spellings that sound alike (Perikles, Strawinsky) meet through a crude
-sound key.
+sound key, and a long word one edit past its tolerance still matches where jellyfish's metaphone
+keys agree (Moussorgski). Forms of one verb (dancing, danced for dance) meet through lemminflect's
+lemmas.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ Both sides of a comparison (the line's alternatives and what a player typed) go 
 :func:`normalize` so that every rule is symmetric: whatever is done to "Henry VIII" is also done to
 "henry the eighth", and the two meet at ``("henry", "8")``. The rules are the quizbowl ones that a
 moderator applies without thinking: case, accents, punctuation, articles, plurals, spelled-out and
-Roman numbers, ordinals and a short list of standard abbreviations.
+Roman numbers, ordinals and a short list of standard abbreviations; any script is romanised
+(anyascii: Москва -> moskva), apostrophes inside a word dropped (Qur'an -> quran, Hawaiʻi ->
+hawaii), irregular plurals made singular (lemminflect: geese -> goose) and decades in words written
+as digits (the sixties -> 60s).
 
 Nothing here caches on the player's text: the judge is benchmarked as if every given answer were new.
 The line side is cached one level up, by the answer-line parser.
