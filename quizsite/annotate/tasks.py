@@ -138,7 +138,7 @@ def submission_judge(
         if timed_out or not text:
             return Judged(text, False, 0.0, "reject", {"timeout": timed_out})
         ruling = judge(item.answer, text)
-        return Judged(text, ruling.verdict == "accept", ruling.score, ruling.verdict, {"matched": ruling.matched})
+        return Judged(text, ruling.verdict == "accept", ruling.score, ruling.verdict, {"matched": ruling.matched, "rule": ruling.rule})
 
     if task == Task.ROMQA_SELECT:
         assert choices is not None

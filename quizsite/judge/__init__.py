@@ -6,19 +6,28 @@ that a change of rules never silently rewrites what past rulings meant.
 
 Order of decision (first that applies wins), following ACF/NAQT practice:
 
+0. the answer is written as initials of an acceptable alternative (NAFTA, UN, JFK) -> accept;
 1. the answer is exactly (after normalisation) an acceptable alternative -> accept;
-2. it is exactly a "do not accept" entry -> reject; exactly a "prompt on" entry -> prompt;
+2. it is exactly a "do not accept" entry -> reject (even where it is also the required part of an
+   alternative: "monarchy" on "constitutional <u>monarchy</u> [do not accept monarchy]"); exactly a
+   "prompt on" entry -> prompt;
 3. hedges ("maybe X", "either X or Y") -> reject; lists ("X or Y", "X and Y") -> accept only if
    every item is itself acceptable;
 4. it contains every required word of an alternative (misspellings within tolerance, extra words
-   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, or an
-   extra given name (or initials) shows it names someone else ("Leopold Mozart");
+   allowed) -> accept, unless a reject or prompt entry it also contains is more specific, an
+   extra given name, initials or a word after the surname shows it names someone else ("Leopold
+   Mozart", "Washington Irving"), a number differs from the line's ("Episode V"), a word says the
+   opposite of the line's ("the Younger"), or "by X" credits someone the line does not name;
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
    partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
    for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
-7. otherwise reject.
+7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
+   otherwise reject.
+
+Every ruling names the rule that decided it (``Ruling.rule``, one of :data:`RULES`), stored with
+live and annotation rulings and shown on the ruling report page.
 """
 
 from __future__ import annotations
@@ -36,17 +45,31 @@ from .answerline import (
     Entry,
     parse_answerline,
 )
-from .matching import Cover, best_similarity, compatible_names, cover, within
+from .matching import (
+    Cover,
+    best_similarity,
+    compatible_names,
+    contradicts,
+    cover,
+    derived_form,
+    token_match,
+    within,
+)
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 
-__all__ = ["JUDGE_VERSION", "Ruling", "judge", "judge_strict", "parse_answerline"]
+__all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.0"
+JUDGE_VERSION = "1.1"
 
 log = logging.getLogger(__name__)
 
 # Words that make an answer a hedge rather than an answer.
 HEDGES = frozenset("maybe perhaps possibly probably either neither unsure dunno idk forse".split())
+# Epithets a player may add after a ruler's name ("Gregory the Great" for Pope Gregory I); the
+# normaliser has dropped the "the" before them.
+EPITHETS = frozenset(
+    "great terrible magnificent wise bold pious fair good conqueror confessor lionheart".split()
+)
 # Words that join several answers into a list (English, and Italian "o"/"oppure").
 CONJUNCTIONS = frozenset(("or", "nor", "and", "o", "oppure"))
 _IGNORABLE = STOPWORDS | DESCRIPTORS | GENERIC_HEADS | {"the"}
@@ -60,9 +83,38 @@ class Ruling:
     prompt: str = ""  # the directed prompt to read to the player, or ""
     score: float = 0.0  # 0..1 similarity behind the verdict
     matched: str = ""  # the alternative (or prompt / reject entry) that decided, as written
+    rule: str = ""  # which rule decided (see RULES): shown beside the ruling in reports
 
 
-_EMPTY = Ruling("reject", "", 0.0, "")
+# What each ``Ruling.rule`` means, for a report page or a log line.
+RULES = {
+    "empty": "no answer given",
+    "exact": "exactly an acceptable alternative",
+    "exact_reject": "exactly a do-not-accept entry",
+    "exact_prompt": "exactly a prompt-on entry",
+    "initialism": "the initials of an acceptable alternative (NAFTA, JFK)",
+    "hedge": "a hedge (maybe, either) is not an answer",
+    "list": "a list is accepted only if every item is",
+    "required_words": "every required word given (spelling, word form and extra words allowed)",
+    "reject_entry": "contains a do-not-accept entry",
+    "prompt_entry": "contains a prompt-on entry",
+    "more_specific_reject": "a do-not-accept entry fits the answer at least as well",
+    "more_specific_prompt": "a prompt-on entry fits the answer better",
+    "wrong_name": "an extra given name or initials name someone else",
+    "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
+    "wrong_creator": "'by X' where the line names another author or composer (Tosca by Verdi)",
+    "word_form": "a derived form of the answer, where the line accepts word forms",
+    "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
+    "surname": "a person's surname alone",
+    "partial": "part of the required answer: prompt",
+    "no_match": "no acceptable alternative matched",
+    # set by callers, not by judge(): the live game's limits
+    "timeout": "no answer before the timer ran out",
+    "prompt_limit": "a further prompt would pass the limit per buzz, so the prompt becomes a reject",
+}
+
+
+_EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
 _INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
@@ -102,7 +154,26 @@ def judge_strict(
     if not tokens:
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
-    return _decide(parse_answerline(answerline), tokens, question_text, word_index, initials, split=True)
+    line = parse_answerline(answerline)
+    if len(given) <= 12 and _squeezed(given) in line.initialisms and _acronym(given):
+        letters = _squeezed(given)
+        for e in _active(line.accepts, question_text, word_index):
+            if letters in e.initialisms:
+                return Ruling("accept", "", 1.0, e.text, "initialism")
+    return _decide(line, tokens, question_text, word_index, initials, split=True)
+
+
+def _squeezed(given: str) -> str:
+    return given.replace(".", "").replace(" ", "").lower()
+
+
+def _acronym(given: str) -> bool:
+    """Is the answer written as an acronym: capitals ("UN", "NAFTA"), dotted ("U.N."), or any case
+    from four letters on ("nato")?"""
+    letters = "".join(ch for ch in given if ch.isalpha())
+    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". ") for ch in given.strip()):
+        return False
+    return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
@@ -111,11 +182,11 @@ def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple
     return tuple(e for e in entries if e.active(qt, wi))
 
 
-def _ruling(verdict: str, entry: Entry | None, score: float) -> Ruling:
+def _ruling(verdict: str, entry: Entry | None, score: float, rule: str) -> Ruling:
     if entry is None:
-        return Ruling(verdict, "", round(score, 4), "")
+        return Ruling(verdict, "", round(score, 4), "", rule)
     prompt = entry.prompt_text if verdict == "prompt" else ""
-    return Ruling(verdict, prompt, round(score, 4), entry.text)
+    return Ruling(verdict, prompt, round(score, 4), entry.text, rule)
 
 
 def _split_list(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -163,29 +234,34 @@ def _decide(
 
     # 1-2: exact matches decide outright
     for e in accepts:
-        if key == e.full_key or key == e.required_key:
-            return _ruling("accept", e, 1.0)
+        if key == e.full_key:
+            return _ruling("accept", e, 1.0, "exact")
     for e in rejects:
+        # before the required part of an accept: "monarchy" on "constitutional <u>monarchy</u>
+        # [do not accept "monarchy"]" is the rejected answer, not the required word alone
         if key == e.full_key or key == e.required_key:
-            return _ruling("reject", e, 1.0)
+            return _ruling("reject", e, 1.0, "exact_reject")
+    for e in accepts:
+        if key == e.required_key:
+            return _ruling("accept", e, 1.0, "exact")
     for e in prompts:
         if key == e.full_key or key == e.required_key:
-            return _ruling("prompt", e, 1.0)
+            return _ruling("prompt", e, 1.0, "exact_prompt")
 
     tset = frozenset(tokens)
     line_words = frozenset().union(*(e.words for e in accepts)) if accepts else frozenset()
 
     # 3: hedges and lists
     if not tset.isdisjoint(HEDGES) and tset.isdisjoint(line_words & HEDGES):
-        return _ruling("reject", None, 0.0)
+        return _ruling("reject", None, 0.0, "hedge")
     conj = tset & CONJUNCTIONS
     if split and conj and conj.isdisjoint(line_words):
         parts = _split_list(tokens)
         if len(parts) > 1:
             rulings = [_decide(line, p, qt, wi, initials, split=False) for p in parts]
             if all(r.verdict == "accept" for r in rulings):
-                return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched)
-            return Ruling("reject", "", max(r.score for r in rulings), "")
+                return Ruling("accept", "", min(r.score for r in rulings), rulings[0].matched, "list")
+            return Ruling("reject", "", max(r.score for r in rulings), "", "list")
         tokens = parts[0] if parts else tokens
         tset = frozenset(tokens)
 
@@ -203,21 +279,29 @@ def _decide(
     best_reject = _best_full(rejects, tokens, tset)
     best_prompt = _best_full(prompts, tokens, tset)
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
-    if best_prompt is not None and not within(tokens, prompt_words | line_words, _IGNORABLE):
-        best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
+    if best_prompt is not None:
+        rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
+        if not within(rest, prompt_words | line_words, _IGNORABLE):
+            best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
-        return _ruling("reject", None, best_accept[1])  # "Leopold Mozart": right surname, wrong person
+        return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
+    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_number")
+    if best_accept is not None and contradicts(tokens, line_words):
+        return _ruling("reject", None, best_accept[1], "contradiction")
+    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_creator")
     if best_accept is not None:
         count, score, e, _ = best_accept
         if best_reject is not None and best_reject[0] >= count:
-            return _ruling("reject", best_reject[2], best_reject[1])
+            return _ruling("reject", best_reject[2], best_reject[1], "more_specific_reject")
         if best_prompt is not None and best_prompt[0] > count:
-            return _ruling("prompt", best_prompt[2], best_prompt[1])
-        return _ruling("accept", e, score)
+            return _ruling("prompt", best_prompt[2], best_prompt[1], "more_specific_prompt")
+        return _ruling("accept", e, score, "required_words")
     if best_reject is not None:
-        return _ruling("reject", best_reject[2], best_reject[1])
+        return _ruling("reject", best_reject[2], best_reject[1], "reject_entry")
     if best_prompt is not None:
-        return _ruling("prompt", best_prompt[2], best_prompt[1])
+        return _ruling("prompt", best_prompt[2], best_prompt[1], "prompt_entry")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
     partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
@@ -225,16 +309,42 @@ def _decide(
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
         if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
-            return _ruling("accept", e, c.score)  # the surname alone ("Franklin", "O'Keeffe")
+            return _ruling("accept", e, c.score, "surname")  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
         if len(matched_words) == 1 and (matched_words[0] in WEAK_WORDS or matched_words[0][0].isdigit()):
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
-            return _ruling("prompt", e, c.score)
+            return _ruling("prompt", e, c.score, "partial")
+
+    # "accept word forms": a derived form of a one-word answer ("migration" for "migrate")
+    if line.word_forms:
+        content = [t for t in tokens if t not in _IGNORABLE]
+        for e in accepts:
+            if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
+                return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
 
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
-    return _ruling("reject", None, score)
+    return _ruling("reject", None, score, "no_match")
+
+
+def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+    """Does the answer credit the work to someone the line does not ("Tosca by Verdi" where the
+    line reads "Tosca (by Giacomo Puccini)")? Decided only where the line names the creator."""
+    if "by" not in entry.full or "by" not in tokens:
+        return False
+    named = entry.full[entry.full.index("by") + 1 :]
+    credited = [t for t in tokens[tokens.index("by") + 1 :] if t not in _IGNORABLE]
+    return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
+
+
+def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+    """Does the answer add a number where the line has a different one ("Star Wars Episode V" for
+    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")?"""
+    numbers = [t for t in entry.full if t[:1].isdigit()]
+    if not numbers:
+        return False
+    return any(t[:1].isdigit() and t not in numbers for j, t in enumerate(tokens) if j not in used)
 
 
 def _is_suffix(matched: list[bool]) -> bool:
@@ -251,15 +361,25 @@ def _wrong_name(
     initials: frozenset[str],
 ) -> bool:
     """Does the answer name someone else: an extra given name (or initials) that fits none of the
-    line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach)?
+    line's first names ("Leopold Mozart", "Erasmus Darwin", "C. P. E. Bach" for J. S. Bach), or a
+    word after the surname ("Washington Irving", "Bach family")?
 
     Applies only where the line itself spells out a first name, so that a line without one decides
     nothing here, and "Abe Lincoln" or "Karl Friedrich Gauss" still pass.
     """
     if not line.first_names:
         return False
+    last_used = max(used, default=-1)
+    for j in range(last_used + 1, len(tokens)):
+        g = tokens[j]
+        if g in ("by", "of"):
+            break  # the author, or a place ("Henry VIII of England")
+        if g not in line_words and g not in _IGNORABLE and g not in EPITHETS and g.isalpha():
+            return True  # a word after the surname names another person ("Washington Irving")
     line_initials = {w[0] for w in line_words}
     for j, g in enumerate(tokens):
+        if g == "by" and j not in used:
+            break  # what follows names the author or composer ("Peter Pan by J. M. Barrie")
         if j in used or g in line_words or g in _IGNORABLE:
             continue
         if g in GIVEN_NAMES_FOLDED:
@@ -272,10 +392,10 @@ def _wrong_name(
 
 def _best_full(
     entries: tuple[Entry, ...], tokens: tuple[str, ...], tset: frozenset[str]
-) -> tuple[int, float, Entry] | None:
-    best: tuple[int, float, Entry] | None = None
+) -> tuple[int, float, Entry, Cover] | None:
+    best: tuple[int, float, Entry, Cover] | None = None
     for e in entries:
         c = cover(e.core, tokens, tset, e.prefixes)
         if c.complete and (best is None or (c.count, c.score) > best[:2]):
-            best = (c.count, c.score, e)
+            best = (c.count, c.score, e, c)
     return best

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .names import GIVEN_NAMES, TITLES
+from .names import EXONYMS, GIVEN_NAMES, TITLES
 from .normalize import STOPWORDS, normalize, normalize_cached, simple_words
 
 # Lines longer than this are not answer lines; capping keeps parsing bounded on hostile input.
@@ -148,14 +148,35 @@ class Entry:
     full_key: str = field(init=False)
     required_key: str = field(init=False)
     words: frozenset[str] = field(init=False)
+    initialisms: frozenset[str] = field(init=False)  # "nafta", "un", "jfk": see _initialisms
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "full_key", " ".join(self.full))
         object.__setattr__(self, "required_key", " ".join(self.required))
         object.__setattr__(self, "words", frozenset(self.full))
+        object.__setattr__(self, "initialisms", _initialisms(self.required, self.full))
 
     def active(self, question_text: str | None, word_index: int | None) -> bool:
         return self.condition is None or self.condition.holds(question_text, word_index)
+
+
+def _initialisms(required: tuple[str, ...], full: tuple[str, ...]) -> frozenset[str]:
+    """What an answer written as initials may stand for: the underlined initials themselves
+    ("<u>N</u>orth <u>A</u>merican ..." -> "nafta"), or the first letters of the content words of
+    the required part or of the whole entry (United Nations -> "un", John F. Kennedy -> "jfk")."""
+    out = set()
+    if len(required) >= 2 and all(len(t) == 1 and t.isalpha() for t in required):
+        out.add("".join(required))
+    for words in (required, full):
+        content = [t for t in words if t not in STOPWORDS and t not in _SUFFIX_WORDS]
+        if len(content) >= 2 and all(t[0].isalpha() for t in content):
+            out.add("".join(t[0] for t in content))
+    return frozenset(out)
+
+
+# Forms of address inside a required title that a player may leave out ("Strange Case of Jekyll
+# and Hyde" for "Strange Case of Dr Jekyll and Mr Hyde"), as the normaliser spells them.
+_DROPPABLE_ADDRESS = frozenset(("doctor", "mister", "professor", "mrs", "ms", "miss"))
 
 
 @dataclass(frozen=True)
@@ -171,6 +192,9 @@ class AnswerLine:
     prompt_partial: bool = False  # "prompt on partial answer"
     accept_either: bool = False  # "accept either (underlined part / name)"
     no_partial: bool = False  # "do not accept or prompt on partial answers"
+    equivalents: bool = False  # "accept equivalents": other-language names count (see names.EXONYMS)
+    word_forms: bool = False  # "accept word forms" / "equivalents": derived forms (migration for migrate)
+    initialisms: frozenset[str] = frozenset()  # every accept's initialisms, for a quick first test
 
 
 # --------------------------------------------------------------------------------------- markup
@@ -258,9 +282,23 @@ _EITHER = re.compile(
     r"name|half|word|answer|of\s+(?:them|the\s+underlined\s+parts?|the\s+names?)|alone)s?)*\s*[.]?\s*$",
     re.I,
 )
+# "accept equivalents like tempest or squall", "accept descriptions such as jogging": the examples
+# are accepted items; the directive itself also marks the line as accepting equivalents.
+_EQUIVALENTS_LIKE = re.compile(
+    r"^(?:any\s+|reasonable\s+|other\s+|clear\s+)?(?:equivalents?|synonyms?|descriptions?|"
+    r"answers?|translations?|word\s+forms?)\s+(?:like|such\s+as|e\.\s?g\.,?|including|as)\s+",
+    re.I,
+)
+_WORD_FORMS = re.compile(r"\b(?:word\s+forms?|forms?|equivalents?)\b", re.I)
+# "before/after mention", "until it is mentioned": the phrase is the item itself.
+_MENTION = re.compile(
+    r"(?:,\s*)?\b(?P<kind>before|after|until|once)\s+(?:it\s+is\s+|they\s+are\s+|its\s+|their\s+)?"
+    r"mention(?:ed)?\b",
+    re.I,
+)
 _EQUIVALENTS = re.compile(
     r"^(?:any\s+|reasonable\s+|other\s+|clear\s+)?(?:equivalents?|synonyms?|equivalent\s+answers?|"
-    r"word\s+forms?|answers?\s+that\s+mention|translations?|foreign[- ]language|variants?)\b",
+    r"word\s+forms?|answers?\s+that\s+mention|translations?|foreign[- ]language|variants?|descriptions?)\b",
     re.I,
 )
 _PARTIAL = re.compile(
@@ -295,8 +333,23 @@ class _Builder:
     prompt_partial: bool = False
     accept_either: bool = False
     no_partial: bool = False
+    equivalents: bool = False
+    word_forms: bool = False
 
-    def add(self, mode: str, text: str, flags: list[int], prompt_text: str, cond: Condition | None) -> None:
+    def add(
+        self,
+        mode: str,
+        text: str,
+        flags: list[int],
+        prompt_text: str,
+        cond: Condition | None,
+        mention: str = "",
+    ) -> None:
+        if mention:  # "before/after mention": the clue phrase is the item itself
+            phrase = text.strip(_QUOTE_STRIP)
+            cond = Condition(
+                "after" if mention in ("after", "once") else "before", phrase, _phrase_words(phrase)
+            )
         entry = _entry(text, flags, self.mark, prompt_text=prompt_text, condition=cond)
         if entry is not None:
             {"accept": self.accepts, "prompt": self.prompts, "reject": self.rejects}[mode].append(entry)
@@ -309,7 +362,12 @@ def _cut(text: str, flags: list[int], s: int, e: int) -> tuple[str, list[int]]:
 def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
     """One ``;``-separated directive: keyword, items, optional condition and directed prompt."""
     cond = None
-    m = _COND.search(text)
+    mention = ""
+    m = _MENTION.search(text)
+    if m:
+        mention = m.group("kind").lower()
+        text, flags = _cut(text, flags, *m.span())
+    m = _COND.search(text) if not mention else None
     if m:
         phrase = (m.group("quoted") or m.group("bare") or "").strip()
         kind = "after" if m.group("kind").lower() in ("after", "once", "following") else "before"
@@ -337,7 +395,13 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
         return
     if mode == "accept" and rest.lower().startswith("either "):
         start = text.lower().index("either", start) + len("either")
-    if mode == "accept" and _EQUIVALENTS.match(rest):
+    like = _EQUIVALENTS_LIKE.match(rest) if mode == "accept" else None
+    if like:
+        b.equivalents = True
+        start = text.index(rest, start) + like.end()
+    elif mode == "accept" and _EQUIVALENTS.match(rest):
+        b.equivalents = True
+        b.word_forms = b.word_forms or bool(_WORD_FORMS.search(rest))
         return
     if _PARTIAL.match(rest):
         if mode == "prompt":
@@ -375,8 +439,10 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
         if tm:
             item, iflags = item[: tm.start()], iflags[: tm.start()]
         if _EQUIVALENTS.match(item.strip()):
+            b.equivalents = b.equivalents or mode == "accept"
+            b.word_forms = b.word_forms or (mode == "accept" and bool(_WORD_FORMS.search(item)))
             continue
-        b.add(mode, item, iflags, prompt_text if mode == "prompt" else "", cond)
+        b.add(mode, item, iflags, prompt_text if mode == "prompt" else "", cond, mention)
 
 
 def _is_directive(content: str) -> bool:
@@ -466,6 +532,8 @@ def _entry(
     explicit = marked or required != full
     content = tuple(t for t in required if t not in STOPWORDS) or required
     core = content if explicit else _core(required)
+    if len(core) > 2 and not _DROPPABLE_ADDRESS.isdisjoint(core[1:]):
+        core = (core[0], *(t for t in core[1:] if t not in _DROPPABLE_ADDRESS))
     return Entry(
         text=display,
         full=full,
@@ -521,6 +589,30 @@ def _split(text: str, flags: list[int], pattern: re.Pattern[str], inside: int = 
         pos = m.end()
     out.append((pos, len(text)))
     return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _exonym_index() -> dict[tuple[str, ...], tuple[str, ...]]:
+    index: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for english, natives in EXONYMS.items():
+        names = (english, *natives)
+        for name in names:
+            index[normalize(name)] = tuple(n for n in names if n != name)
+    return index
+
+
+_EXONYMS = _exonym_index()
+
+
+def _add_exonyms(b: _Builder) -> None:
+    """Under "accept equivalents", the other-language names of an accepted place or work."""
+    if not b.equivalents:
+        return
+    known = {e.required for e in b.accepts}
+    for e in list(b.accepts):
+        for other in _EXONYMS.get(e.required, ()):
+            if normalize(other) not in known:
+                b.add("accept", other, [0] * len(other), "", None)
+                known.add(normalize(other))
 
 
 @lru_cache(maxsize=4096)
@@ -582,6 +674,7 @@ def parse_answerline(raw: str) -> AnswerLine:
         for a, z in merged:
             b.add("accept", piece[a:z], pflags[a:z], "", None)
 
+    _add_exonyms(b)
     first_names = frozenset(
         t
         for e in b.accepts
@@ -597,4 +690,7 @@ def parse_answerline(raw: str) -> AnswerLine:
         prompt_partial=b.prompt_partial,
         accept_either=b.accept_either,
         no_partial=b.no_partial,
+        equivalents=b.equivalents,
+        word_forms=b.word_forms,
+        initialisms=frozenset().union(*(e.initialisms for e in b.accepts)),
     )

@@ -12,7 +12,9 @@ forgiven, at five only a swapped pair, and up to eight a swapped pair or one let
 rarely one edit from another real word, so one to three edits are forgiven (Tchaikovski, Beethovan)
 except where the edit lands on a known meaningful prefix or ending (hypo-/hyper-, -ate/-ite, a final
 vowel: hyperbola/hyperbole). Spellings that sound alike (Perikles, Strawinsky) meet through a crude
-sound key.
+sound key, and a long word one edit past its tolerance still matches where jellyfish's metaphone
+keys agree (Moussorgski). Forms of one verb (dancing, danced for dance) meet through lemminflect's
+lemmas.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import jellyfish
+from lemminflect import getAllLemmas
 from rapidfuzz.distance import OSA, Levenshtein
 
 from .names import NICKNAMES
@@ -103,6 +107,15 @@ def _one_indel(a: str, b: str) -> bool:
     return False
 
 
+def _vowel_slip(a: str, b: str) -> bool:
+    """One vowel written for another inside an eight-letter word (Euripedes for Euripides, whose
+    stem is eight letters), never the first or last letter (Slovenia and Slavonia differ in two)."""
+    if len(a) != len(b):
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(diff) == 1 and 0 < diff[0] < len(a) - 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+
+
 def _confusable(a: str, b: str) -> bool:
     """Near-identical long words that still name different things."""
     for p, q in _PREFIX_PAIRS:
@@ -159,9 +172,42 @@ def compatible_names(a: str, b: str) -> bool:
     return min(len(a), len(b)) >= 3 and Levenshtein.distance(a, b, score_cutoff=1) <= 1
 
 
+@lru_cache(maxsize=65536)
+def verb_lemmas(word: str) -> frozenset[str]:
+    """Dictionary lemmas of a verb form (dancing, danced -> dance; stuttering -> stutter), from
+    lemminflect; empty for words that are not verb forms."""
+    return frozenset(getAllLemmas(word, "VERB").get("VERB", ()))
+
+
+def same_verb(expected: str, got: str) -> bool:
+    """Are two words forms of one verb ("dancing" for "dance", "swimming" for "swim")? Only for
+    words of four letters or more that share their first three (led is not lead)."""
+    if len(expected) < 4 or len(got) < 4 or expected[:3] != got[:3] or not (expected + got).isalpha():
+        return False
+    a, b = verb_lemmas(expected) or {expected}, verb_lemmas(got) or {got}
+    return not a.isdisjoint(b)
+
+
+_DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
+
+
+@lru_cache(maxsize=16384)
+def _line_metaphone(word: str) -> str:
+    return jellyfish.metaphone(word)
+
+
 def token_match(expected: str, got: str) -> bool:
     """Is ``got`` an acceptable spelling of the expected word?"""
     if expected == got:
+        return True
+    if got[:1].isdigit():
+        # "60s" (or "the sixties") for "1960s": a moderator hears the twentieth century
+        m = _DECADE.match(expected)
+        if m is None:  # the line says "the seventies", the player "1970s"
+            m = _DECADE.match(got)
+            return m is not None and m.group(1) == "19" and expected == m.group(2)
+        return m.group(1) == "19" and got == m.group(2)
+    if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
@@ -171,9 +217,15 @@ def token_match(expected: str, got: str) -> bool:
     if n <= 8:
         if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
             return True
+        if n == 8 and _vowel_slip(expected, got):
+            return not _confusable(expected, got)
     else:
         k = 1 if n <= 10 else 2 if n <= 15 else 3
-        if OSA.distance(expected, got, score_cutoff=k) <= k:
+        d = OSA.distance(expected, got, score_cutoff=k + 1)
+        if d <= k:
+            return not _confusable(expected, got)
+        if d == k + 1 and expected[0] == got[0] and _line_metaphone(expected) == jellyfish.metaphone(got):
+            # one edit more than the length allows, but it sounds the same (Rakhmaninov, fotosynthesis)
             return not _confusable(expected, got)
     return _line_phonetic(expected) == phonetic(got)
 
@@ -181,6 +233,48 @@ def token_match(expected: str, got: str) -> bool:
 def similarity(a: str, b: str) -> float:
     """Raw 0..1 similarity of two words, reported in ``Ruling.score``; not used to decide."""
     return Levenshtein.normalized_similarity(a, b)
+
+
+# Pairs of words that tell two members of one family or series apart; an answer with one where the
+# line has the other names the other one ("Pliny the Younger", "Bruegel the Younger", "Lesser Antilles").
+_OPPOSITES = {
+    a: b
+    for x, y in (
+        ("elder", "younger"),
+        ("senior", "junior"),
+        ("major", "minor"),
+        ("greater", "lesser"),
+        ("upper", "lower"),
+    )
+    for a, b in ((x, y), (y, x))
+}
+
+
+def contradicts(given: tuple[str, ...], line_words: frozenset[str]) -> bool:
+    """Does the answer hold the opposite of a word of the entry, and not the word itself?"""
+    for g in given:
+        other = _OPPOSITES.get(g)
+        if other is not None and other in line_words and g not in line_words:
+            return True
+    return False
+
+
+_DERIVATIONS = ("ion", "ation", "ition", "ment", "ing", "ed", "er", "al", "ance", "ence", "ism", "ist", "ity")
+
+
+@lru_cache(maxsize=16384)
+def derived_form(expected: str, got: str) -> bool:
+    """Is ``got`` a derived form of ``expected`` (migrate -> migration, govern -> government,
+    dance -> dancing), or the reverse? Used only where a line says "accept word forms"."""
+    if min(len(expected), len(got)) < 4 or expected == got:
+        return expected == got
+    short, long_ = (expected, got) if len(expected) <= len(got) else (got, expected)
+    stem = short[:-1] if short[-1] in "aeiouy" else short
+    if len(stem) < 4 or not long_.startswith(stem):
+        return False
+    return long_[len(stem) :] in _DERIVATIONS or any(
+        long_[len(stem) :].endswith(d) and len(long_) - len(stem) <= len(d) + 2 for d in _DERIVATIONS
+    )
 
 
 @dataclass(slots=True)

@@ -4,7 +4,10 @@ Both sides of a comparison (the line's alternatives and what a player typed) go 
 :func:`normalize` so that every rule is symmetric: whatever is done to "Henry VIII" is also done to
 "henry the eighth", and the two meet at ``("henry", "8")``. The rules are the quizbowl ones that a
 moderator applies without thinking: case, accents, punctuation, articles, plurals, spelled-out and
-Roman numbers, ordinals and a short list of standard abbreviations.
+Roman numbers, ordinals and a short list of standard abbreviations; any script is romanised
+(anyascii: Москва -> moskva), apostrophes inside a word dropped (Qur'an -> quran, Hawaiʻi ->
+hawaii), irregular plurals made singular (lemminflect: geese -> goose) and decades in words written
+as digits (the sixties -> 60s).
 
 Nothing here caches on the player's text: the judge is benchmarked as if every given answer were new.
 The line side is cached one level up, by the answer-line parser.
@@ -15,6 +18,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+
+from anyascii import anyascii
+from lemminflect import getAllLemmas
 
 # How much of a player's text is read at all. Anything longer is not an answer, and capping it keeps
 # the worst case of every regex and every alignment bounded.
@@ -82,6 +88,9 @@ _CHAR_MAP.update(
             "’": "'",
             "‘": "'",
             "ʼ": "'",
+            "ʻ": "'",  # the Hawaiian okina (Hawaiʻi)
+            "ʿ": "'",  # ayin and hamza in transliterated Arabic (Kaʿba, Qurʾān)
+            "ʾ": "'",
             "`": "'",
             "´": "'",
             "′": "'",
@@ -98,11 +107,16 @@ _CHAR_MAP.update(
 # U.S.S.R., D.C., J. R. R. -> ussr, dc, jrr (two or more initials; a single "F." stays a letter).
 _DOTTED = re.compile(r"(?<![a-z0-9])[a-z](?:\.\s?[a-z])+\.?(?![a-z0-9])")
 _POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
-_ELISION = re.compile(r"(?<=[a-z])'(?=[a-z])")
+_ELISION = re.compile(r"\b([a-z]+)'(?=[a-z])")
+# Elided articles and prepositions (French l', d', qu'; Italian dell', nell', all'): a word break.
+# Any other apostrophe inside a word marks a glottal stop or a lost letter (Qur'an, Hawai'i,
+# rock'n'roll) and is dropped, so "Qur'an" meets "Quran".
+_ELIDED = frozenset("l d j m n s t c qu un gl dell nell dall sull all quell coll quest sant bell".split())
 _CELTIC = re.compile(r"\b([od])'(?=[a-z])")  # O'Keeffe, D'Artagnan: one name, not an elision
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
 _SLASH = re.compile(r"(?<!\d)/|/(?!\d)")
+_GREEK_WORD = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]{2,}")
 _TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
 _ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _ROMAN = re.compile(r"^(?=[ivx]+$)(x{0,3})(ix|iv|v?i{0,3})$")
@@ -220,22 +234,30 @@ _ALIASES_SOURCE = {
     "fdr": "franklin delano roosevelt",
     "lbj": "lyndon b johnson",
     "mlk": "martin luther king",
+    "koran": "quran",  # the older English spelling (Oxford English Dictionary lists both)
 }
 
 
 def _fold(text: str) -> str:
     """Characters only: special letters, accents (NFKD minus combining marks), case, punctuation
     that changes word boundaries. Returns text ready for tokenising."""
+    if not text.isascii():
+        # A Greek word is transliterated (Ἀθῆναι -> Athinai); a lone letter is named (α -> alpha).
+        text = _GREEK_WORD.sub(lambda m: anyascii(m.group(0)), text)
     text = text.translate(_CHAR_MAP)
     if not text.isascii():
         text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+        if not text.isascii():
+            # Cyrillic, CJK, Arabic...: the standard romanisation, so that an ASCII answer can meet
+            # a line written in any script (Москва -> Moskva).
+            text = anyascii(text)
     text = text.casefold()
     if "." in text:
         text = _DOTTED.sub(lambda m: m.group(0).replace(".", "").replace(" ", "") + " ", text)
     if "'" in text:
         text = _POSSESSIVE.sub("", text)
         text = _CELTIC.sub(r"\1", text)
-        text = _ELISION.sub(" ", text)  # l'amore -> l amore, dell'arte -> dell arte
+        text = _ELISION.sub(lambda m: m.group(1) + (" " if m.group(1) in _ELIDED else ""), text)
         # what is left is a stray or accent apostrophe (caffe' for caffè): drop it
     if "," in text:
         text = _THOUSANDS.sub("", text)
@@ -310,10 +332,44 @@ def _roman(tok: str) -> str | None:
     return str(total)
 
 
+# Decades in words: "the sixties" is written "60s", as a player types it.
+_DECADE_WORDS = {w[:-1] + "ies": f"{v}s" for w, v in _TENS.items() if w != "fourty"}
+
+
+def _centuries(tokens: list[str]) -> list[str]:
+    """ "nineteen seventies" -> "1970s": a century number before a decade word joins it."""
+    out: list[str] = []
+    for tok in tokens:
+        if tok in _DECADE_WORDS and out and out[-1] in ("18", "19", "20"):
+            out[-1] += _DECADE_WORDS[tok]
+        else:
+            out.append(tok)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _irregular_singular(tok: str) -> str | None:
+    """The singular of an irregular plural (geese, criteria, cacti, phenomena) from lemminflect's
+    dictionary; None for regular plurals and for words it does not know (names)."""
+    lemmas = getAllLemmas(tok, "NOUN").get("NOUN")
+    if not lemmas or tok in lemmas:
+        return None
+    return lemmas[0]
+
+
 def _stem(tok: str) -> str:
     """Plural and possessive endings off, so that "Rockies" meets "Rocky" and "faults" meets "fault".
-    Deliberately light: a wrong stem on both sides is harmless, a heavy stemmer merges real words."""
-    if len(tok) < 4 or not tok.isalpha() or tok in _NO_STEM:
+    Deliberately light: a wrong stem on both sides is harmless, a heavy stemmer merges real words.
+    Irregular plurals (geese, phenomena, children) go to their dictionary singular."""
+    if len(tok) < 3 or not tok.isalpha() or tok in _NO_STEM:
+        return tok
+    if tok in _DECADE_WORDS:
+        return _DECADE_WORDS[tok]
+    if not tok.endswith("s"):  # not -ses: Metamorphoses (Ovid) is not The Metamorphosis (Kafka)
+        singular = _irregular_singular(tok)
+        if singular is not None:
+            return singular
+    if len(tok) < 4:
         return tok
     if tok.endswith("ies") and len(tok) > 4:
         return tok[:-3] + "y"
@@ -333,6 +389,8 @@ def _base_tokens(text: str) -> list[str]:
         tokens = [t for t in tokens if t != "the"] or tokens
     if any(t in _NUMBER_WORDS or t[0].isdigit() for t in tokens):
         tokens = _numbers(tokens)
+        if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
+            tokens = _centuries(tokens)
     out: list[str] = []
     last = len(tokens) - 1
     for i, tok in enumerate(tokens):

@@ -316,7 +316,7 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
         elapsed_ms=ms_between(now, room.started_at),
         room=room.slug,
         judge_version=JUDGE_VERSION,
-        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt,
+        meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt, "rule": ruling.rule,
               **adaptive_meta(room_slug=room.slug, settings=room.settings, item_id=room.item_id), **meta},
     )
 
@@ -327,11 +327,11 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
     settings = room_settings(room)
     tossup = _tossup(room)
     if timeout:
-        ruling = Ruling(verdict="reject")
+        ruling = Ruling(verdict="reject", rule="timeout")
     else:
         ruling = judge(current_item(room).answer, text, question_text=" ".join(tossup.words), word_index=room.buzz_word_index)
         if ruling.verdict == "prompt" and room.buzz_prompts >= MAX_PROMPTS:
-            ruling = Ruling(verdict="reject", score=ruling.score, matched=ruling.matched)
+            ruling = Ruling(verdict="reject", score=ruling.score, matched=ruling.matched, rule="prompt_limit")
     word_index = room.buzz_word_index or 0
     meta: dict[str, Any] = {"timeout": True} if timeout else {}
     if late_text:

@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Response
+from quizsite.judge import JUDGE_VERSION
 
 
 def write(tmp_path, rows):
@@ -29,9 +30,9 @@ def test_predictions_are_judged_positioned_and_idempotent(tossup_set, tmp_path, 
     assert "3 new responses from 2 agents" in out and "0 new responses from 2 agents, 3 already present" in out
     got = list(Response.objects.order_by("id").values_list("verdict", "correct", "word_index", "clue_index", "source", "judge_version"))
     assert got == [
-        ("accept", True, 7, 0, "agent_run", "1.0"),
-        ("prompt", False, 20, 2, "agent_run", "1.0"),
-        ("reject", False, 27, 3, "agent_run", "1.0"),
+        ("accept", True, 7, 0, "agent_run", JUDGE_VERSION),
+        ("prompt", False, 20, 2, "agent_run", JUDGE_VERSION),
+        ("reject", False, 27, 3, "agent_run", JUDGE_VERSION),
     ]
     assert set(Agent.objects.filter(kind="ai").values_list("name", flat=True)) == {"bot-a", "bot-b"}
 

@@ -30,7 +30,7 @@ def test_ruling_fields_and_frozen() -> None:
 
 def test_directed_prompt_text_and_matched_entry() -> None:
     ruling = judge(LINE, "the Impressionists")
-    assert ruling == Ruling("prompt", "which painter?", 1.0, "Impressionists")
+    assert ruling == Ruling("prompt", "which painter?", 1.0, "Impressionists", "exact_prompt")
 
 
 def test_reject_names_the_rejected_entry() -> None:

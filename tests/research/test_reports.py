@@ -55,3 +55,13 @@ def test_review_page(client, staff, reported):
     page = client.get(reverse("research:reports")).content.decode()
     assert "No open reports." in page and "reject by res" in page
     assert client.post(reverse("research:report_resolve", args=[reported.pk]), {"decision": "bogus"}).status_code == 302
+
+
+def test_review_page_names_the_judge_rule(client, staff, reported):
+    response = reported.response
+    response.meta = {**(response.meta or {}), "rule": "wrong_name"}
+    response.judge_version = "1.1"
+    response.save(update_fields=["meta", "judge_version"])
+    client.force_login(staff)
+    page = client.get(reverse("research:reports")).content.decode()
+    assert "rule wrong_name, judge 1.1" in page
