@@ -263,7 +263,7 @@ urlpatterns = [
     # The same schema, browsable (Swagger UI's scripts served by this site: drf-spectacular-sidecar). The
     # page is guarded like the research pages (sign in, or 403 with the reason); the schema it loads is
     # fetched with the browser session.
-    path("docs/", researcher_required(SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[permissions.AllowAny])),
+    path("docs/", researcher_required(SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[permissions.AllowAny])),
          name="docs"),
     path("", include(router.urls)),
 ]

@@ -144,6 +144,9 @@ ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_LOGOUT_REDIRECT_URL = "/"
 ACCOUNT_SIGNUP_REDIRECT_URL = "/accounts/profile/"
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Thinkalike] "
+# Wrong passwords are django-axes' to count (below: one lock, one set of AXES_* settings, every login page);
+# allauth's other limits stay, among them 30 sign-in attempts a minute per address whatever the username.
+ACCOUNT_RATE_LIMITS = {"login_failed": None}
 
 # Mail (password reset, address confirmation): printed on the console unless EMAIL_HOST names an SMTP server.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
