@@ -16,7 +16,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
-from quizsite.agents.services import agent_get_or_create_for_user
 from quizsite.core.csvsafe import csv_cell
 from quizsite.core.roles import is_researcher, researcher_required
 
@@ -32,15 +31,15 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
-    agent = agent_get_or_create_for_user(user=_user(request))
+    agent = selectors.agent_of(request.user)  # none until a first answer (or a guest's history) gives one
     researcher = is_researcher(request.user)
     return render(
         request,
         "accounts/profile.html",
         {
             "agent": agent,
-            "figures": selectors.profile_figures(agent),
-            "recent": selectors.recent_tossups(agent),
+            "figures": selectors.profile_figures(agent) if agent is not None else None,
+            "recent": selectors.recent_tossups(agent) if agent is not None else [],
             "researcher": researcher,
             "token": Token.objects.filter(user=request.user).first() if researcher else None,
         },

@@ -98,9 +98,8 @@ def has_role(user: AnyUser, role: str) -> bool:
     raise RoleError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
 
 
-def researcher_group() -> Group:
-    """The researcher group with its permission, made (or mended) if a flushed database lost either."""
-    group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
+def research_permission() -> Permission:
+    """The research permission, made if a flushed database lost it (post_migrate makes it otherwise)."""
     app_label, codename = RESEARCH_PERMISSION.split(".")
     content_type, _ = ContentType.objects.get_or_create(app_label=app_label, model="rolepermissions")
     permission, _ = Permission.objects.get_or_create(
@@ -108,7 +107,13 @@ def researcher_group() -> Group:
         codename=codename,
         defaults={"name": "Can use research pages, exports, campaigns and the API"},
     )
-    group.permissions.add(permission)
+    return permission
+
+
+def researcher_group() -> Group:
+    """The researcher group with its permission, made (or mended) if a flushed database lost either."""
+    group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
+    group.permissions.add(research_permission())
     return group
 
 
@@ -135,7 +140,7 @@ def role_revoke(*, user: AbstractBaseUser, role: str) -> None:
     """The reverse of role_grant. Revoking researcher from a superuser leaves them one (revoke admin too)."""
     if role == RESEARCHER:
         cast(Any, user).groups.remove(researcher_group())
-        cast(Any, user).user_permissions.remove(researcher_group().permissions.get())
+        cast(Any, user).user_permissions.remove(research_permission())
     elif role == ADMIN:
         account = cast(Any, user)
         account.is_staff = account.is_superuser = False
