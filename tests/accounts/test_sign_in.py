@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import mail
+from django.test import Client
 
 from tests.accounts.conftest import PASSWORD, sign_in, sign_up, signed_in_as
 
@@ -61,16 +62,10 @@ def test_sign_up_refuses_weak_passwords(client, db, password):
 
 
 def test_sign_up_refuses_a_taken_username_or_email(client, db):
-    sign_up(Client_(), "ada")
+    sign_up(Client(), "ada")
     assert sign_up(client, "ada", email="other@example.org").status_code == 200
     assert sign_up(client, "bob", email="ADA@example.org").status_code == 200
     assert get_user_model().objects.count() == 1
-
-
-def Client_():  # type: ignore[no-untyped-def]
-    from django.test import Client
-
-    return Client()
 
 
 def test_sign_out_and_sign_in_by_username_or_email(client, db):
@@ -86,7 +81,7 @@ def test_sign_out_and_sign_in_by_username_or_email(client, db):
 
 
 def test_password_reset_mails_a_link_that_sets_a_new_password(client, db):
-    sign_up(Client_(), "ada")
+    sign_up(Client(), "ada")
     mail.outbox.clear()
     assert client.post("/accounts/password/reset/", {"email": "ada@example.org"}).status_code == 302
     assert len(mail.outbox) == 1 and mail.outbox[0].to == ["ada@example.org"]
@@ -99,12 +94,12 @@ def test_password_reset_mails_a_link_that_sets_a_new_password(client, db):
         form.redirect_chain[-1][0] if form.redirect_chain else path, {"password1": new, "password2": new}
     )
     assert done.status_code == 302
-    assert sign_in(Client_(), "ada", new).status_code == 302
-    assert sign_in(Client_(), "ada").status_code == 200  # the old password no longer works
+    assert sign_in(Client(), "ada", new).status_code == 302
+    assert sign_in(Client(), "ada").status_code == 200  # the old password no longer works
 
 
 def test_axes_locks_allauth_login_out_too(client, db):
-    sign_up(Client_(), "ada")
+    sign_up(Client(), "ada")
     for _ in range(settings.AXES_FAILURE_LIMIT):
         answer = sign_in(client, "ada", "wrong-password")
         assert signed_in_as(client) is None
@@ -112,14 +107,14 @@ def test_axes_locks_allauth_login_out_too(client, db):
     answer = sign_in(client, "ada")
     assert answer.status_code == 429 and signed_in_as(client) is None
     # another account from the same address is not locked out
-    sign_up(Client_(), "bob")
+    sign_up(Client(), "bob")
     assert sign_in(client, "bob").status_code == 302 and signed_in_as(client) == "bob"
 
 
 def test_axes_lock_holds_whichever_spelling_of_the_login(client, db):
     """The lock is on the typed login + address; the same person's email is a second spelling, locked on
     its own count, so an attacker gets at most the limit per spelling, never unlimited tries."""
-    sign_up(Client_(), "ada")
+    sign_up(Client(), "ada")
     for _ in range(settings.AXES_FAILURE_LIMIT):
         sign_in(client, "ada@example.org", "wrong-password")
     assert sign_in(client, "ada@example.org").status_code == 429
