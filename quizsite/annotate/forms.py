@@ -14,6 +14,11 @@ def _ids(value: str) -> list[str]:
     return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
 
 
+def logins(value: str) -> list[str]:
+    """Usernames or emails typed into a box, comma or line separated."""
+    return _ids(value)
+
+
 class CampaignForm(forms.Form):
     slug = forms.CharField(max_length=100, validators=[validate_slug], help_text="Used in the annotators' link.")
     name = forms.CharField(max_length=200, required=False)
@@ -35,10 +40,15 @@ class CampaignForm(forms.Form):
     )
     lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=10)
     timer_seconds = forms.IntegerField(min_value=5, max_value=600, initial=60, label="Open game timer (s)")
+    invite_only = forms.BooleanField(required=False, label="Invited accounts only",
+                                     help_text="Guests and crowd links are refused; researchers may always look.")
+    invited = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False,
+                              label="Invited accounts (usernames or emails, comma or line separated)")
 
     def cleaned_for_service(self) -> dict:
         data = dict(self.cleaned_data)
         data["training_ids"] = _ids(data.get("training_ids") or "")
         data["gold_ids"] = _ids(data.get("gold_ids") or "")
+        data["invited_logins"] = _ids(data.pop("invited", "") or "")
         data["lease_seconds"] = data.pop("lease_minutes") * 60
         return data

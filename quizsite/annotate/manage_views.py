@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from quizsite.core.roles import researcher_required
 
 from . import selectors, services
-from .forms import CampaignForm
+from .forms import CampaignForm, logins
 from .models import AuthoredItem, Campaign
 from .tasks import AnnotateError, Task
 
@@ -45,6 +45,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotate/manage/detail.html", {
         "campaign": campaign, "stats": stats, "link": link, "pending": selectors.authored_pending(campaign)[:50],
         "is_write": campaign.task == Task.ARCHAEOLOGY_WRITE,
+        "invited": campaign.invited.order_by("username"),
     })
 
 
@@ -54,6 +55,24 @@ def campaign_toggle(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     campaign.is_open = not campaign.is_open
     campaign.save(update_fields=["is_open"])
+    return redirect("annotate:manage_detail", slug=slug)
+
+
+@researcher_required
+@require_POST
+def campaign_invitations(request: HttpRequest, slug: str) -> HttpResponse:
+    """Invite or uninvite accounts, and switch invite-only on or off, from the campaign's page."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    names = logins(request.POST.get("logins", ""))
+    try:
+        if request.POST.get("action") == "uninvite":
+            n = services.campaign_uninvite(campaign=campaign, logins=names)
+            messages.success(request, f"Withdrew {n} invitation(s).")
+        else:
+            n = services.campaign_invite(campaign=campaign, logins=names, invite_only=request.POST.get("invite_only") == "on")
+            messages.success(request, f"Invited {n} account(s); {'invited accounts only' if campaign.invite_only else 'open to everyone'}.")
+    except AnnotateError as exc:
+        messages.error(request, exc.message)
     return redirect("annotate:manage_detail", slug=slug)
 
 

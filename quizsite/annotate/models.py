@@ -49,6 +49,12 @@ class Campaign(models.Model):
     gold_items = models.ManyToManyField(Item, blank=True, related_name="+", help_text="Attention checks, shown to all.")
     gold_every = models.PositiveSmallIntegerField(default=5, help_text="A gold item after this many pool items.")
     is_open = models.BooleanField(default=True)
+    invite_only = models.BooleanField(
+        default=False, help_text="Only the invited accounts (and researchers) may take part; guests and crowd links are refused."
+    )
+    invited = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="campaign_invitations", help_text="Accounts invited to an invite-only campaign."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -18,11 +18,20 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from quizsite.agents.models import Agent
+from quizsite.core.roles import may_join_campaign
 from quizsite.items.models import Item, Response
 
 from . import agreement
 from .models import Assignment, AuthoredItem, Campaign, Participant
 from .tasks import TASK_KIND, Task
+
+
+def campaign_admits(campaign: Campaign, user: Any) -> bool:
+    """May this visitor take part (quizsite.core.roles decides; this only fetches the invitation list)?"""
+    if not campaign.invite_only:
+        return True
+    invited = set(campaign.invited.values_list("pk", flat=True)) if user is not None and user.is_authenticated else set()
+    return may_join_campaign(user, invite_only=True, invited_user_ids=invited)
 
 
 def campaigns_open() -> QuerySet[Campaign]:

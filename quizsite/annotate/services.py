@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
@@ -81,6 +82,8 @@ def campaign_create(
     training_ids: Sequence[str] = (),
     gold_ids: Sequence[str] = (),
     created_by: Any = None,
+    invite_only: bool = False,
+    invited_logins: Sequence[str] = (),
 ) -> Campaign:
     """A campaign over one item set; training and gold items are named by external id in that set.
 
@@ -100,6 +103,7 @@ def campaign_create(
         raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for a {task} campaign")
     training = _items_by_ids(item_set, kind, training_ids, "training")
     gold = _items_by_ids(item_set, kind, gold_ids, "gold")
+    invited = _users_by_logins(invited_logins)
     campaign = Campaign.objects.create(
         slug=slug,
         name=name or slug,
@@ -115,10 +119,52 @@ def campaign_create(
         lease_seconds=lease_seconds,
         timer_seconds=timer_seconds,
         created_by=created_by,
+        invite_only=invite_only,
     )
     campaign.training_items.set(training)
     campaign.gold_items.set(gold)
+    campaign.invited.set(invited)
     return campaign
+
+
+# --- invitations -----------------------------------------------------------------------------------
+
+
+def _users_by_logins(logins: Sequence[str]) -> list[Any]:
+    """Accounts named by username or email (case-insensitive); one unknown name fails them all, by name."""
+    User = get_user_model()
+    users, missing = [], []
+    for login in dict.fromkeys(x.strip() for x in logins if x.strip()):
+        user = User.objects.filter(Q(username__iexact=login) | Q(email__iexact=login)).order_by("id").first()
+        if user is None:
+            missing.append(login)
+        else:
+            users.append(user)
+    if missing:
+        raise AnnotateError("unknown_account", f"no account with the username or email: {', '.join(missing)}")
+    return users
+
+
+@transaction.atomic
+def campaign_invite(*, campaign: Campaign, logins: Sequence[str], invite_only: bool | None = None) -> int:
+    """Invite accounts (by username or email) to a campaign, optionally switching invite-only on or off;
+    how many were newly invited. Nothing changes if any name is unknown."""
+    users = _users_by_logins(logins)
+    before = set(campaign.invited.values_list("pk", flat=True))
+    campaign.invited.add(*users)
+    if invite_only is not None and invite_only != campaign.invite_only:
+        campaign.invite_only = invite_only
+        campaign.save(update_fields=["invite_only"])
+    return len({u.pk for u in users} - before)
+
+
+@transaction.atomic
+def campaign_uninvite(*, campaign: Campaign, logins: Sequence[str]) -> int:
+    """Withdraw invitations; an uninvited account of an invite-only campaign can no longer open its items."""
+    users = _users_by_logins(logins)
+    before = set(campaign.invited.values_list("pk", flat=True))
+    campaign.invited.remove(*users)
+    return len({u.pk for u in users} & before)
 
 
 # --- crowd identities ------------------------------------------------------------------------------

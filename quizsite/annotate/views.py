@@ -9,13 +9,19 @@ A crowd id is no secret, so it names an annotator only in the browser that prese
 gets a 403 page that says the id is in use elsewhere and nothing more. The owning browser needs the id only
 once; later URLs without it resume from the session. The end page shows the completion code only after the
 campaign's minimum of real answers (`selectors.participant_completion`).
+
+An invite-only campaign (`Campaign.invite_only`) admits only its invited accounts and researchers
+(`quizsite.core.roles.may_join_campaign`): an anonymous visitor is sent to sign in, anyone else gets a 403
+page; a withdrawn invitation stops the next page, not only the next consent.
 """
 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -42,6 +48,14 @@ def _session_key(campaign: Campaign) -> str:
     return f"annotate:{campaign.slug}"
 
 
+def session_remap_participants(session: Any, mapping: dict[int, int]) -> None:
+    """After a guest's participants were merged into an account's (quizsite.accounts), point the session's
+    campaigns at the kept participants, so the annotator resumes where they were."""
+    for key in list(session.keys()):
+        if key.startswith("annotate:") and key.count(":") == 1 and session[key] in mapping:
+            session[key] = mapping[session[key]]
+
+
 def _browser_token(request: HttpRequest) -> str:
     token = request.session.get(BROWSER_KEY)
     if not token:
@@ -57,6 +71,15 @@ def _crowd_owned(request: HttpRequest, external: str) -> bool:
 def _crowd_in_use(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """The same page whoever the id belongs to and whatever they did: it names nothing of them."""
     return render(request, "annotate/crowd_in_use.html", {"campaign": campaign}, status=403)
+
+
+def _invitation_refused(request: HttpRequest, campaign: Campaign) -> HttpResponse | None:
+    """None when the visitor may take part; else: sign in (anonymous) or a 403 page (not invited)."""
+    if selectors.campaign_admits(campaign, request.user):
+        return None
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    return render(request, "annotate/invite_only.html", {"campaign": campaign}, status=403)
 
 
 def _participant(request: HttpRequest, campaign: Campaign) -> Participant | None:
@@ -107,6 +130,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Consent. A new crowd id in the URL starts a new participant even on a browser used before; a crowd id
     another browser presented first is refused (403) before anything else happens."""
     campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
+    refused = _invitation_refused(request, campaign)
+    if refused is not None:
+        return refused
     crowd_key = f"{_session_key(campaign)}:crowd"
     crowd = _crowd(request)
     external = _crowd_external(crowd)
@@ -147,6 +173,8 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _require(request: HttpRequest, slug: str) -> tuple[Campaign, Participant | None]:
     campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
+    if not selectors.campaign_admits(campaign, request.user):
+        return campaign, None  # back to the start page, which says why (an invitation withdrawn, signed out)
     participant = _participant(request, campaign)
     if participant is None or participant.consented_at is None:
         return campaign, None

@@ -1,9 +1,10 @@
 """Read-only JSON API for researchers: responses, items, agents, fit runs and their parameters.
 
-Token authentication (`Authorization: Token <key>`; a researcher gets one from the admin or with
-`python manage.py drf_create_token <username>`) or the browser session. Only researchers may read, by the
+Token authentication (`Authorization: Token <key>`; a researcher makes or revokes their own on their
+profile page, /accounts/profile/; `python manage.py drf_create_token <username>` works too) or the browser
+session. Only researchers may read, by the
 rule of `quizsite.core.roles` (a superuser or a member of the `researcher` group; staff alone is not enough). Humans are pseudonymous everywhere: agents are identified
-by `public_id`, human names never appear. OpenAPI schema: /api/schema/.
+by `public_id`, human names never appear. OpenAPI schema: /api/schema/; in the browser: /api/docs/.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from django.db.models import QuerySet
 from django.urls import include, path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_view
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import permissions, routers, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 
 from quizsite.agents.models import Agent
-from quizsite.core.roles import is_researcher
+from quizsite.core.roles import is_researcher, researcher_required
 from quizsite.items.models import Item, Response
 
 from . import services
@@ -259,5 +260,10 @@ router.register("fits", FitRunViewSet, basename="fit")
 app_name = "api"
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[IsResearcher]), name="schema"),
+    # The same schema, browsable (Swagger UI's scripts served by this site: drf-spectacular-sidecar). The
+    # page is guarded like the research pages (sign in, or 403 with the reason); the schema it loads is
+    # fetched with the browser session.
+    path("docs/", researcher_required(SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[permissions.AllowAny])),
+         name="docs"),
     path("", include(router.urls)),
 ]

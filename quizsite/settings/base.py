@@ -60,12 +60,16 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
+    "allauth",
+    "allauth.account",
+    "drf_spectacular_sidecar",
     "quizsite.core",
     "quizsite.agents",
     "quizsite.items",
     "quizsite.play",
     "quizsite.annotate",
     "quizsite.research",
+    "quizsite.accounts",
 ]
 
 MIDDLEWARE = [
@@ -77,6 +81,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     # Last, as django-axes asks: it turns a lock-out flagged during authentication into its response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -126,14 +131,45 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/accounts/profile/"
+
+# Accounts (django-allauth): sign up, sign in with a username or an email, sign out, password reset by mail.
+# An email is asked for (password reset needs one) but not verified before the first sign-in: a player
+# should be able to keep their guest history the moment they sign up. Sign-out is a POST (the top bar's form).
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = os.environ.get("ACCOUNT_EMAIL_VERIFICATION", "optional")
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_LOGOUT_REDIRECT_URL = "/"
+ACCOUNT_SIGNUP_REDIRECT_URL = "/accounts/profile/"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Thinkalike] "
+# Wrong passwords are django-axes' to count (below: one lock, one set of AXES_* settings, every login page);
+# allauth's other limits stay, among them 30 sign-in attempts a minute per address whatever the username.
+ACCOUNT_RATE_LIMITS = {"login_failed": None}
+
+# Mail (password reset, address confirmation): printed on the console unless EMAIL_HOST names an SMTP server.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend",
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Thinkalike <noreply@localhost>")
 
 # Login brute force (django-axes). Its backend comes first so every authenticate(request, ...) call, the
 # admin login and any later login view alike, is refused while a username + IP pair is locked out. Locking
 # the pair (not the IP alone) keeps one noisy client from locking everyone behind a shared address out.
+# allauth's backend signs in by username or email; allauth passes the typed login as `username` too (with
+# username among its login methods), which is the field axes locks on, so one lock covers both spellings.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
 ]
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
@@ -225,7 +261,15 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Thinkalike API", "VERSION": "1", "SERVE_INCLUDE_SCHEMA": False}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Thinkalike API",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The browsable docs load their scripts from this server (drf-spectacular-sidecar), never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 LOGGING = {
     "version": 1,

@@ -101,7 +101,7 @@ def test_anonymous_visitors_are_sent_to_sign_in(objects):
     client = Client()
     for namespace, pattern in GUARDED:
         answer = client.get(_url(namespace, pattern, objects))
-        assert answer.status_code == 302 and answer["Location"].startswith("/admin/login/"), pattern.name
+        assert answer.status_code == 302 and answer["Location"].startswith("/accounts/login/"), pattern.name
 
 
 @pytest.mark.parametrize("kind", ["group member", "superuser", "staff group member"])
@@ -116,7 +116,7 @@ def test_researchers_pass_everywhere(objects, django_user_model, kind):
         answer = client.get(_url(namespace, pattern, objects))
         assert answer.status_code not in (401, 403), (pattern.name, answer.status_code)
         if answer.status_code == 302:
-            assert not answer["Location"].startswith("/admin/login/"), pattern.name
+            assert not answer["Location"].startswith("/accounts/login/"), pattern.name
     assert client.get(reverse("research:index")).status_code == 200
     assert client.get(reverse("annotate:manage")).status_code == 200
 

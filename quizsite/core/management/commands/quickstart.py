@@ -2,16 +2,49 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from quizsite.items.demo import demo_load
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """True when something already listens there (SO_REUSEADDR, as daphne binds: a closing socket in
+    TIME_WAIT is no obstacle, a live server is)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return True
+            raise
+    return False
+
+
+def free_port_after(host: str, port: int, tries: int = 50) -> int | None:
+    return next((p for p in range(port + 1, min(port + 1 + tries, 65536)) if not port_in_use(host, p)), None)
+
+
+def wait_listening(host: str, port: int, proc: subprocess.Popen, timeout: float = 60) -> bool:
+    """Until the server accepts connections (True), or its process exits or the time runs out (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False
 
 
 class Command(BaseCommand):
@@ -24,6 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="do not start a Celery worker")
 
     def handle(self, *args, host: str, port: int, no_demo: bool, no_worker: bool, **opts):
+        self._check_port(host, port)
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database ready")
         if not no_demo:
@@ -42,6 +76,14 @@ class Command(BaseCommand):
                     [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--pool=solo", "--loglevel=INFO"],
                     env=env,
                 )
+            )
+        if not wait_listening(host, port, children[0]):
+            for child in children:
+                if child.poll() is None:
+                    child.terminate()
+            raise CommandError(
+                f"the server did not start listening on {host}:{port} (its output is above); "
+                f"if the port is taken, choose another with --port"
             )
         self.stdout.write(self.style.SUCCESS(f"Thinkalike is running at http://{host}:{port}/  (Ctrl-C stops it)"))
         self.stdout.flush()
@@ -73,3 +115,10 @@ class Command(BaseCommand):
         self.stdout.write("stopped")
         if code:
             sys.exit(code)
+
+    def _check_port(self, host: str, port: int) -> None:
+        if not port_in_use(host, port):
+            return
+        other = free_port_after(host, port)
+        hint = f" (e.g. --port {other}, which is free)" if other else ""
+        raise CommandError(f"port {port} on {host} is already in use (another server?): choose another with --port{hint}")
