@@ -8,6 +8,7 @@ from django.views.decorators.http import require_http_methods
 from quizsite.agents.services import new_guest_key
 
 from . import selectors
+from .bot_catalog import bots_available
 
 
 @require_http_methods(["GET", "POST"])
@@ -50,5 +51,6 @@ def room(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "play/room.html",
-        {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query)},
+        {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query),
+         "bots_available": bots_available()},
     )

@@ -57,10 +57,32 @@
       const li = document.createElement("li");
       li.className = (p.online ? "online" : "offline") + (p.id === me ? " me" : "");
       const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "");
+      if (p.bot) { const b = document.createElement("span"); b.className = "badge bot"; b.textContent = "bot"; b.title = "an AI agent"; n.append(" ", b); }
       const s = document.createElement("b"); s.textContent = p.score; s.className = "score";
       li.append(n, s);
       el.scores.append(li);
     }
+  }
+
+  // Bots: the room's `bots` setting lists the AI agents playing; the moderator adds and removes them.
+  const botsAvailable = JSON.parse(($("bots-available") || {}).textContent || "[]");
+  function renderBots(settings) {
+    const listed = settings.bots || [];
+    const list = $("bot-list"), pick = $("bot-pick");
+    if (!list) return;
+    list.replaceChildren();
+    for (const name of listed) {
+      const li = document.createElement("li"); li.textContent = name + " ";
+      const rm = document.createElement("button"); rm.type = "button"; rm.textContent = "Remove";
+      rm.addEventListener("click", () => send({type: "settings", bots: {remove: name}}));
+      li.append(rm); list.append(li);
+    }
+    pick.replaceChildren();
+    for (const name of botsAvailable.filter((n) => !listed.includes(n))) {
+      const o = document.createElement("option"); o.value = o.textContent = name; pick.append(o);
+    }
+    $("bot-add").disabled = !pick.options.length;
+    $("bot-none").hidden = botsAvailable.length > 0;
   }
 
   function addChat(who, text, cls) {
@@ -80,6 +102,7 @@
       const st = m.state;
       players = {}; mergePlayers(st.players);
       el.pace.value = st.settings.ms_per_word; el.paceOut.textContent = st.settings.ms_per_word + " ms/word";
+      renderBots(st.settings);
       el.chatLog.replaceChildren();
       (st.chat || []).forEach((c) => addChat(c.name, c.text));
       if (st.qid) {
@@ -154,7 +177,7 @@
     presence(m) { mergePlayers(m.players); },
     chat(m) { addChat(m.name, m.text); },
     reported() { addChat("", "Thanks — a researcher will review that ruling.", "note"); },
-    settings(m) { el.pace.value = m.settings.ms_per_word; el.paceOut.textContent = m.settings.ms_per_word + " ms/word"; },
+    settings(m) { el.pace.value = m.settings.ms_per_word; el.paceOut.textContent = m.settings.ms_per_word + " ms/word"; renderBots(m.settings); },
     error(m) {
       if (m.code === "buzzer_taken") setStatus("Too slow — someone else buzzed first.");
       else addChat("", "⚠ " + m.message, "error");
@@ -192,6 +215,7 @@
     el.chatInput.value = "";
   });
   el.pace.addEventListener("input", () => { el.paceOut.textContent = el.pace.value + " ms/word"; });
+  $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) send({type: "settings", bots: {add: n}}); });
   el.pace.addEventListener("change", () => send({type: "settings", ms_per_word: Number(el.pace.value)}));
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA"].includes(document.activeElement.tagName);
