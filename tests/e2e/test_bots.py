@@ -291,3 +291,84 @@ async def test_bot_reconnects_after_its_socket_is_cut(server):
         buzz = await ada.until("buzz")
         assert buzz["player_id"] == bot["id"]
         await ada.ws.close()
+
+
+async def test_model_calls_stay_within_one_per_word_batch(server):
+    """A bot that never becomes sure asks its model at most once per `words` message (plus its hello)."""
+    from quizsite.agents.kinds import REGISTRY
+    from quizsite.play.botclient import BotClient, BotConfig
+    from tests.play import botkinds  # noqa: F401  (registers test-cue here too)
+
+    room = "bots-calls"
+    ada = Person(server, room)
+    await ada.join("Ada")
+    token = bot_token(
+        room=room, agent_id=agent_id(server, "other-bot"), name="other-bot", listed=False, key=KEY
+    )
+    config = BotConfig(
+        url=f"ws://127.0.0.1:{server['port']}/ws/play/{room}/",
+        name="other-bot",
+        token=token,
+        threshold=0.9,
+        idle_s=2,
+        listed=False,
+    )
+    client = BotClient(config, REGISTRY["test-cue"]({"cue": "W99"}))
+    run = asyncio.create_task(client.run())
+    await ada.bot_online()
+    await ada.send(type="next")
+    await ada.until("tossup_end", timeout=20)
+    batches = sum(1 for m in ada.frames if m["type"] == "words")
+    assert 1 <= client.calls <= batches + 1
+    assert not any(m["type"] == "buzz" for m in ada.frames)
+    await ada.ws.close()
+    # Alone in the room (no person online), the bot leaves by itself.
+    assert await asyncio.wait_for(run, timeout=20) == "idle"
+
+
+def test_play_bot_command_joins_plays_and_leaves_an_empty_room(server):
+    """`manage.py play_bot ROOM --agent NAME --url ...` from a shell: a player like the server's bots."""
+    import subprocess
+    import sys
+
+    from .servers import REPO
+
+    async def scenario(proc):
+        ada = Person(server, "bots-cmd")
+        await ada.join("Ada")
+        bot = await ada.bot_online(timeout=60)
+        assert bot["name"] == "cue-bot"
+        await ada.send(type="next")
+        buzz = await ada.until("buzz")
+        assert buzz["player_id"] == bot["id"]
+        assert (await ada.until("ruling", where=lambda m: m["verdict"] != "prompt"))["verdict"] == "accept"
+        await ada.ws.close()
+
+    env = app_env(
+        server["db"].parent, SECRET_KEY=KEY, PLAY_BOT_IDLE_S="2", AGENT_KIND_MODULES="tests.play.botkinds"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "play_bot",
+            "bots-cmd",
+            "--agent",
+            "cue-bot",
+            "--url",
+            f"ws://127.0.0.1:{server['port']}",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        asyncio.run(scenario(proc))
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            print(proc.communicate()[0])
+    assert proc.returncode == 0 and "bot cue-bot left room bots-cmd: idle" in out, out

@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kind", default="", help="register (or update) the agent as a bot of this agent kind first"
         )
-        parser.add_argument("--settings", default="{}", help="the kind's settings as JSON (with --kind)")
+        parser.add_argument("--kind-settings", default="{}", help="the kind's settings as JSON (with --kind)")
         parser.add_argument(
             "--threshold", type=float, default=0.5, help="buzz when confidence reaches this (with --kind)"
         )
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         if kind:
             try:
                 bot_agent_register(
-                    name=agent, kind=kind, kind_settings=json.loads(settings), threshold=threshold
+                    name=agent, kind=kind, kind_settings=json.loads(kind_settings), threshold=threshold
                 )
             except (ValueError, TypeError) as exc:
                 raise CommandError(str(exc)) from exc
