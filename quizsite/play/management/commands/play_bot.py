@@ -26,7 +26,7 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, room: str, agent: str, url: str, kind: str, settings: str, threshold: float, **opts
+        self, *args, room: str, agent: str, url: str, kind: str, kind_settings: str, threshold: float, **opts
     ):
         if kind:
             try:
