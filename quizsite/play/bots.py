@@ -69,7 +69,7 @@ def bot_token_check(*, token: Any, room: str) -> Claim:
         raise PlayError("bad_bot", "bot token refused: it is for another room")
     agent = claim.get("agent")
     if not isinstance(agent, int) or not Agent.objects.filter(pk=agent, kind=Agent.Kind.AI).exists():
-        raise PlayError("bad_bot", "bot token refused: its agent does not exist")
+        raise PlayError("bad_bot", "bot token refused: its agent is not an AI agent")
     if claim.get("listed", True):
         row = Room.objects.filter(slug=room).values_list("settings", flat=True).first() or {}
         if claim.get("name") not in (row.get("bots") or []):

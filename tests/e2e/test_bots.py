@@ -8,6 +8,7 @@ socket like a network would.
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 import urllib.request
 
@@ -15,7 +16,7 @@ import pytest
 from django.core import signing
 
 from quizsite.play.bots import SALT, bot_token
-from tests.conftest import TOSSUPS, free_port
+from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
 from .servers import app_env, daphne, manage, stop, wait_http
 
@@ -372,3 +373,46 @@ def test_play_bot_command_joins_plays_and_leaves_an_empty_room(server):
             proc.kill()
             print(proc.communicate()[0])
     assert proc.returncode == 0 and "bot cue-bot left room bots-cmd: idle" in out, out
+
+
+@needs_chromium
+def test_a_person_adds_a_bot_in_the_room_page_and_plays_against_it(server, tmp_path):
+    """In Debian's chromium: the Settings card's Add bot, the bot badge on the scoreboard, the bot's points."""
+    from playwright.sync_api import expect, sync_playwright
+
+    async def relay(stop: asyncio.Event):
+        async with Proxy(server["proxy_port"], server["port"]):
+            await stop.wait()
+
+    loop = asyncio.new_event_loop()  # the bots connect through the proxy, in a thread of its own
+    stop = asyncio.Event()
+    thread = threading.Thread(target=loop.run_until_complete, args=(relay(stop),), daemon=True)
+    thread.start()
+    try:
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(20000)
+                page.goto(f"http://127.0.0.1:{server['port']}/play/bots-browser/?{QUERY}")
+                page.fill("#name-input", "Ada")
+                page.click("#name-form button")
+                expect(page.locator("#status")).to_contain_text("Press Next")
+                page.select_option("#bot-pick", "cue-bot")
+                page.click("#bot-add")
+                expect(page.locator("#bot-list")).to_contain_text("cue-bot")
+                bot_row = page.locator("#scoreboard li", has_text="cue-bot")
+                expect(bot_row.locator(".badge.bot")).to_have_text("bot")
+                expect(page.locator("#scoreboard li", has_text="Ada").locator(".badge")).to_have_count(0)
+                page.keyboard.press("n")
+                expect(bot_row.locator(".score")).to_have_text("15")
+                expect(page.locator("#answerline")).to_contain_text("Zanzibar")
+                page.screenshot(path=str(tmp_path / "room-with-bot.png"))
+                page.click("#bot-list button")  # Remove
+                expect(page.locator("#bot-list li")).to_have_count(0)
+                expect(page.locator("#scoreboard li.offline", has_text="cue-bot")).to_have_count(1)
+            finally:
+                browser.close()
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=5)
