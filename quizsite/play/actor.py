@@ -124,7 +124,7 @@ class RoomActor:
                  "state": hello_state(self.room, timezone.now(), self._players_list(), chat)}
         await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
         if not bot:  # a person came: start the room's bots that are not here (they leave an empty room)
-            self.bots.wake(self._bot_names(), self.online)
+            self.bots.wake(self._bot_names(), self.online, self.players)
 
     def _bot_names(self) -> list[str]:
         return list(room_settings(self.room).get("bots") or [])
@@ -161,7 +161,7 @@ class RoomActor:
         reply = await self._transition(services.room_update_settings, player_id=player_id, changes=payload["changes"],
                                        timed=False)
         # Added bots start after the commit; removed ones see the `settings` event and leave.
-        self.bots.wake([n for n in self._bot_names() if n not in before], self.online)
+        self.bots.wake([n for n in self._bot_names() if n not in before], self.online, self.players)
         return reply
 
     async def _on_chat(self, player_id: int, payload: dict[str, Any]) -> list[Event]:

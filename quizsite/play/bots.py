@@ -112,6 +112,7 @@ def bot_config(*, room: str, bot: Bot, base: str | None = None, listed: bool = T
         name=bot.name,
         token=bot_token(room=room, agent_id=bot.agent.pk, name=bot.name, listed=listed),
         threshold=bot.threshold,
+        origin=settings.PLAY_BOT_ORIGIN,
         idle_s=settings.PLAY_BOT_IDLE_S,
         listed=listed,
     )
@@ -134,11 +135,14 @@ class RoomBots:
     def joined(self, name: str, player_id: int) -> None:
         self.players[name] = player_id
 
-    def wake(self, names: list[str], online: Any) -> list[asyncio.Task]:
-        """Start each listed bot that is not online and was not started lately (a person came back)."""
+    def wake(self, names: list[str], online: Any, players: dict[int, dict[str, Any]]) -> list[asyncio.Task]:
+        """Start each listed bot that is not online and was not started lately (a person came back).
+        A new leader knows a bot's player by its name until the bot joins again."""
         now, tasks = time.monotonic(), []
         for name in names:
             pid = self.players.get(name)
+            if pid is None:
+                pid = next((p["id"] for p in players.values() if p.get("bot") and p["name"] == name), None)
             if pid is not None and online.get(pid, 0) > 0:
                 continue
             if now - self.launched.get(name, -1e9) < RELAUNCH_AFTER_S:

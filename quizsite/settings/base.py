@@ -262,6 +262,9 @@ PLAY_DEFAULTS = {
 # server's own websocket address like a browser. "celery" runs bots on the `bots` queue (quickstart
 # starts a worker for it), "inline" as asyncio tasks of the ASGI process that starts them, "off" never.
 PLAY_BOT_WS_BASE = os.environ.get("PLAY_BOT_WS_BASE", "ws://127.0.0.1:8000")
+# The Origin a bot's socket sends (the websocket router admits ALLOWED_HOSTS origins only); default: the
+# http(s) form of PLAY_BOT_WS_BASE. Behind a proxy with a public name, e.g. https://quiz.example.org.
+PLAY_BOT_ORIGIN = os.environ.get("PLAY_BOT_ORIGIN", "")
 PLAY_BOT_LAUNCHER = os.environ.get("PLAY_BOT_LAUNCHER", "celery")
 PLAY_BOT_QUEUE = os.environ.get("PLAY_BOT_QUEUE", "bots")
 PLAY_BOT_IDLE_S = float(os.environ.get("PLAY_BOT_IDLE_S", "60"))  # a bot leaves a room with no person online this long

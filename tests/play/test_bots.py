@@ -85,9 +85,7 @@ def test_bot_token_is_checked_against_key_room_agent_and_list(cue_bot):
             signing.dumps({"room": "r", "agent": cue_bot.pk, "name": "cue-bot"}, salt="other"),
         ],
         "another room": [bots.bot_token(room="s", agent_id=cue_bot.pk, name="cue-bot")],
-        "not an AI agent": [
-            bots.bot_token(room="r", agent_id=human.pk, name="cue-bot")
-        ],  # a person's agent
+        "not an AI agent": [bots.bot_token(room="r", agent_id=human.pk, name="cue-bot")],  # a person's agent
         "must be the token": [True, {"room": "r"}, "", None],
     }
     for why, tokens in refused.items():
@@ -115,3 +113,19 @@ def test_room_page_offers_the_available_bots(client, cue_bot):
         'id="bot-add"' in page
         and '<script id="bots-available" type="application/json">["cue-bot"]</script>' in page
     )
+
+
+async def test_the_leader_starts_a_listed_bot_once_and_not_while_it_is_online(settings):
+    settings.PLAY_BOT_LAUNCHER = "off"
+    room_bots = bots.RoomBots("r")
+    players = {
+        7: {"id": 7, "name": "cue-bot", "score": 0, "bot": True},
+        8: {"id": 8, "name": "ann", "score": 0},
+    }
+    assert len(room_bots.wake(["cue-bot", "other"], {}, players)) == 2  # nobody online: both start
+    assert room_bots.wake(["cue-bot", "other"], {}, players) == []  # started moments ago: not again
+    room_bots.launched.clear()
+    assert len(room_bots.wake(["cue-bot", "other"], {7: 1}, players)) == 1  # cue-bot's player is online
+    room_bots.launched.clear()
+    room_bots.joined("other", 9)
+    assert room_bots.wake(["cue-bot", "other"], {7: 1, 9: 1}, players) == []
