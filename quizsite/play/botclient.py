@@ -54,6 +54,8 @@ class BotClient:
         self.alone_since: float | None = None
         self.connects = 0
         self.calls = 0  # model calls, for tests and logs
+        self.hello_at = 0.0  # when the last hello came (monotonic)
+        self.duplicate = False  # refused: another client of this bot is online
         self._new_tossup("", 0, "")
         self.thinking: asyncio.Task | None = None
 
@@ -98,9 +100,9 @@ class BotClient:
             if self.stop_reason:
                 break
             now = time.monotonic()
-            if self.me is not None or self._joined_once_since(last_hello):
-                last_hello, attempt = now, 0
-            if self._duplicate:
+            if self.hello_at > last_hello:  # that connection got in: the backoff starts again
+                last_hello, attempt = self.hello_at, 0
+            if self.duplicate:
                 duplicate_since = duplicate_since or now
                 if now - duplicate_since > self.config.duplicate_s:
                     self.stop_reason = "duplicate"
@@ -114,12 +116,6 @@ class BotClient:
             attempt += 1
         log.info("bot %s stopped: %s", self.config.name, self.stop_reason)
         return self.stop_reason
-
-    _duplicate = False
-    _hello_at = 0.0
-
-    def _joined_once_since(self, t: float) -> bool:
-        return self._hello_at > t
 
     def stop(self, reason: str = "stopped") -> None:
         """Leave the room (from outside: a command's Ctrl-C, a test)."""
@@ -138,7 +134,7 @@ class BotClient:
                 message = json.loads(raw)
             except ValueError:
                 continue
-            self._duplicate = False if message.get("type") == "hello" else self._duplicate
+            self.duplicate = self.duplicate and message.get("type") != "hello"
             await self._handle(message)
             self._check_idle()
         await ws.close()
@@ -173,7 +169,7 @@ class BotClient:
             self._on_error(m)
 
     async def _on_hello(self, m: dict[str, Any]) -> None:
-        self.me, self._hello_at = m["player_id"], time.monotonic()
+        self.me, self.hello_at = m["player_id"], time.monotonic()
         st = m["state"]
         self.people = {}
         self._people(st.get("players", []))
@@ -218,7 +214,7 @@ class BotClient:
         if code == "bad_bot":
             raise Stop(f"refused: {m.get('message', '')}")
         if code == "bot_running":
-            self._duplicate = True
+            self.duplicate = True
             raise ConnectionResetError("another client of this bot is online")
         if code == "buzzer_taken":
             self.buzz_sent = False  # someone else is answering; we may buzz after their ruling

@@ -1,5 +1,5 @@
-"""Bots in play rooms, server side: which agents may play, the token that proves a socket is one, the
-`bots` room setting, and starting a bot client (play/botclient.py) when a room needs one.
+"""Bots in play rooms, server side: the token that proves a socket is a bot, and starting a bot client
+(play/botclient.py) when a room needs one. Which agents may play, and the `bots` setting: bot_catalog.py.
 
 Why this shape: a bot is a player like any other, on a websocket of its own, so its buzzes go through
 the leader's buzzer order and land as live responses with the same timing fields as a person's. The
@@ -32,9 +32,8 @@ log = logging.getLogger(__name__)
 SALT = "thinkalike.play.bot"
 BOT_TASK = "play.bot_run"  # the Celery task (play/tasks.py), enqueued by name
 RELAUNCH_AFTER_S = 30.0  # a bot started this recently is not started again (it may still be connecting)
-_inline: set[asyncio.Task] = (
-    set()
-)  # bots run in this process's loop (PLAY_BOT_LAUNCHER=inline), kept alive here
+# Tasks of this process's loop (launches; PLAY_BOT_LAUNCHER=inline bots), kept referenced until they end.
+_tasks: set[asyncio.Task] = set()
 
 
 @dataclass(frozen=True)
@@ -100,8 +99,7 @@ async def bot_launch(*, room: str, name: str) -> None:
         bot = await database_sync_to_async(bot_resolve)(name=name)
         client = BotClient(bot_config(room=room, bot=bot), bot.kind)
         task = asyncio.get_running_loop().create_task(client.run(), name=f"bot-{room}-{name}")
-        _inline.add(task)
-        task.add_done_callback(_inline.discard)
+        _keep(task)
     elif launcher != "off":
         log.warning("PLAY_BOT_LAUNCHER=%r is not celery, inline or off; bot %s not started", launcher, name)
 
@@ -148,8 +146,14 @@ class RoomBots:
             if now - self.launched.get(name, -1e9) < RELAUNCH_AFTER_S:
                 continue
             self.launched[name] = now
-            tasks.append(asyncio.get_running_loop().create_task(_launch_logged(self.slug, name)))
+            tasks.append(_keep(asyncio.get_running_loop().create_task(_launch_logged(self.slug, name))))
         return tasks
+
+
+def _keep(task: asyncio.Task) -> asyncio.Task:
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return task
 
 
 async def _launch_logged(room: str, name: str) -> None:

@@ -284,10 +284,22 @@ async def test_bot_reconnects_after_its_socket_is_cut(server):
         bot = await ada.bot_online()
         assert proxy.accepted("bots-cut") == 1
         proxy.cut()
-        # The server notices the closed socket (bot offline), and the bot comes back as the same player.
-        assert (await ada.bot_online(online=False))["id"] == bot["id"]
-        assert (await ada.bot_online())["id"] == bot["id"]
-        assert proxy.accepted("bots-cut") == 2
+        # The bot connects again (it may be back before the room's presence batch says it left) ...
+        end = time.monotonic() + 10
+        while proxy.accepted("bots-cut") < 2:
+            assert time.monotonic() < end, "the bot did not reconnect"
+            await asyncio.sleep(0.05)
+        # ... and is the same player, online, as a person joining now sees.
+        bea = Person(server, "bots-cut")
+        for _ in range(50):
+            hello = await bea.join("Bea")
+            entry = {p["id"]: p for p in hello["state"]["players"]}[bot["id"]]
+            if entry["online"]:
+                break
+            await bea.ws.close()
+            await asyncio.sleep(0.2)
+        assert entry["online"] and entry["bot"]
+        await bea.ws.close()
         await ada.send(type="next")
         buzz = await ada.until("buzz")
         assert buzz["player_id"] == bot["id"]
@@ -416,3 +428,31 @@ def test_a_person_adds_a_bot_in_the_room_page_and_plays_against_it(server, tmp_p
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(timeout=5)
+
+
+async def test_a_second_client_of_an_online_bot_is_refused_and_gives_up(server):
+    from quizsite.agents.kinds import REGISTRY
+    from quizsite.play.botclient import BotClient, BotConfig
+    from tests.play import botkinds  # noqa: F401  (registers test-cue here too)
+
+    room = "bots-twice"
+    ada = Person(server, room)
+    await ada.join("Ada")
+    token = bot_token(
+        room=room, agent_id=agent_id(server, "other-bot"), name="other-bot", listed=False, key=KEY
+    )
+    url = f"ws://127.0.0.1:{server['port']}/ws/play/{room}/"
+
+    def client():
+        config = BotConfig(url=url, name="other-bot", token=token, idle_s=30, listed=False, duplicate_s=1.5)
+        return BotClient(config, REGISTRY["test-cue"]({"cue": "W99"}))
+
+    first, second = client(), client()
+    first_run = asyncio.create_task(first.run())
+    await ada.bot_online()
+    assert await asyncio.wait_for(second.run(), timeout=20) == "duplicate"
+    assert second.connects >= 2 and second.me is None  # it tried again, and never joined
+    assert first.me is not None and not first_run.done()
+    first.stop()
+    assert await asyncio.wait_for(first_run, timeout=10) == "stopped"
+    await ada.ws.close()
