@@ -25,6 +25,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from . import leases, selectors, services
+from .bots import RoomBots
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings
 from .models import Player, Room
 from .services import LostLease, Outcome, PlayError
@@ -69,6 +70,7 @@ class RoomActor:
         self.chat: deque[dict[str, Any]] | None = None  # the last lines, for hellos (read on the first join)
         self.history: deque[dict[str, Any]] | None = None  # the last tossups, likewise
         self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
+        self.bots = RoomBots(self.slug)  # play/bots.py
 
     # --- commands (from local sockets or forwarded from other processes) --------------------------------
 
@@ -111,7 +113,12 @@ class RoomActor:
     async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
         player, chat = await db(self._join_db)(payload["agent_id"], payload["name"])
         known = self.players.get(player.pk)
-        self.players[player.pk] = {"id": player.pk, "name": player.name, "score": player.score}
+        bot = payload.get("bot")
+        if bot and self.online[player.pk] > 0:
+            raise PlayError("bot_running", "another client of this bot is in the room")
+        self.players[player.pk] = {"id": player.pk, "name": player.name, "score": player.score, "bot": bool(bot)}
+        if bot:
+            self.bots.joined(bot, player.pk)
         self.online[player.pk] += 1
         self.alone_since = None
         if known is None or known["name"] != player.name or self.online[player.pk] == 1:
@@ -122,6 +129,11 @@ class RoomActor:
             state["next_in_ms"] = max(0, int((self.auto_at - time.monotonic()) * 1000))
         hello = {"type": "hello", "player_id": player.pk, "room": self.slug, "state": state}
         await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
+        if not bot:  # a person came: start the room's bots that are not here (they leave an empty room)
+            self.bots.wake(self._bot_names(), self.online, self.players)
+
+    def _bot_names(self) -> list[str]:
+        return list(room_settings(self.room).get("bots") or [])
 
     def _join_db(self, agent_id: int, name: str) -> tuple[Player, list[dict[str, Any]]]:
         taken = {pid: p["name"] for pid, p in self.players.items()}
@@ -171,8 +183,12 @@ class RoomActor:
         return entries
 
     async def _on_settings(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
-        return await self._transition(services.room_update_settings, player_id=player_id, changes=payload["changes"],
-                                      timed=False)
+        before = set(self._bot_names())
+        reply = await self._transition(services.room_update_settings, player_id=player_id, changes=payload["changes"],
+                                       timed=False)
+        # Added bots start after the commit; removed ones see the `settings` event and leave.
+        self.bots.wake([n for n in self._bot_names() if n not in before], self.online, self.players)
+        return reply
 
     async def _on_chat(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
         now = timezone.now()
@@ -217,7 +233,8 @@ class RoomActor:
         for event in outcome.events:
             if event["type"] == "scores":
                 for p in event["players"]:
-                    self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+                    self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"],
+                                             "bot": bool(p.get("bot"))}
             elif event["type"] == "tossup_end":
                 ended.append(history_entry(event))
         self._arm_auto_next(outcome.events)

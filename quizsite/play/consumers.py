@@ -24,7 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from quizsite.agents.models import Agent
 from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guest, new_guest_key
 
-from . import services
+from . import bots, services
 from .hub import Bucket, get_hub
 from .names import BadName, name_clean
 from .services import PlayError
@@ -182,13 +182,18 @@ class PlayConsumer(AsyncWebsocketConsumer):
             raise PlayError("bad_name", str(exc)) from None
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
         initial = services.settings_clean(query, check_set=False) if query else {}
-        agent = await self._agent(name)
+        join: dict[str, Any] = {"name": name}
+        if "bot" in message:  # only the server mints bot tokens (play/bots.py); a browser's claim is refused
+            claim = await database_sync_to_async(bots.bot_token_check)(token=message["bot"], room=self.slug)
+            join.update(agent_id=claim.agent_id, bot=claim.name)
+        else:
+            join["agent_id"] = (await self._agent(name)).pk
         await self.hub.enter(self)
         # A room changing leaders answers "moved", and a leader that died answers nothing: ask again
         # until its lease lapses and a live process (maybe this one) leads the room.
         for _ in range(JOIN_TRIES):
             self.joining = asyncio.get_running_loop().create_future()
-            await self.hub.command(self, "join", {"agent_id": agent.pk, "name": name}, initial=initial)
+            await self.hub.command(self, "join", join, initial=initial)
             try:
                 outcome = await asyncio.wait_for(asyncio.shield(self.joining), timeout=JOIN_ATTEMPT_S)
             except TimeoutError:

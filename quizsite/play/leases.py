@@ -70,8 +70,8 @@ def room_release(*, room: Room) -> None:
 def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int]]:
     """The room's players as the leader keeps them, and who was seen since `online_since`."""
     players, online = {}, set()
-    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen"):
-        players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"]}
+    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen", "agent__kind"):
+        players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"], "bot": p["agent__kind"] == "ai"}
         if p["last_seen"] and p["last_seen"] >= online_since:
             online.add(p["id"])
     return players, online

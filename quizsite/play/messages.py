@@ -36,8 +36,8 @@ def current_item(room: Room) -> Item:
 
 def players_payload(room: Room) -> list[dict[str, Any]]:
     return [
-        {"id": p["id"], "name": p["name"], "score": p["score"]}
-        for p in Player.objects.filter(room=room).order_by("-score", "id").values("id", "name", "score")
+        {"id": p["id"], "name": p["name"], "score": p["score"], "bot": p["agent__kind"] == "ai"}
+        for p in Player.objects.filter(room=room).order_by("-score", "id").values("id", "name", "score", "agent__kind")
     ]
 
 

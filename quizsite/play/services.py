@@ -27,6 +27,7 @@ from quizsite.judge import JUDGE_VERSION, Ruling, judge
 from quizsite.research.adaptive import adaptive_meta, adaptive_pick_for_room
 
 from . import clock
+from .bot_catalog import bots_setting_apply, bots_setting_clean, bots_setting_shape
 from .messages import (
     Event,
     current_item,
@@ -102,6 +103,11 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
             if not low <= number <= high:
                 raise PlayError("bad_settings", f"{key} must be between {low} and {high}")
             clean[key] = number
+        elif key == "bots":  # play/bots.py: the agents sitting in the room as players
+            try:
+                clean[key] = bots_setting_clean(value) if check_set else bots_setting_shape(value)
+            except ValueError as exc:
+                raise PlayError("bad_settings", str(exc)) from None
         elif key in TEXT_SETTINGS:
             if not isinstance(value, str) or len(value) > 100:
                 raise PlayError("bad_settings", f"{key} must be a short string")
@@ -451,6 +457,12 @@ def room_chat(*, room: Room, player_id: int, text: str) -> Outcome:
 
 
 def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any]) -> Outcome:
+    if "bots" in changes:  # {"add": NAME} / {"remove": NAME} apply to the room's list
+        try:
+            bots = bots_setting_apply(current=room_settings(room).get("bots") or [], value=changes["bots"])
+        except ValueError as exc:
+            raise PlayError("bad_settings", str(exc)) from None
+        changes = {**changes, "bots": bots}
     clean = settings_clean(changes)
     with transaction.atomic():
         _player(room, player_id)

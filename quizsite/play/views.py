@@ -8,6 +8,7 @@ from django.views.decorators.http import require_http_methods
 from quizsite.agents.services import new_guest_key
 
 from . import selectors
+from .bot_catalog import bots_available
 from .services import PlayError, settings_clean
 
 # What the lobby's form may set (and the room page passes on to its socket).
@@ -83,5 +84,6 @@ def room(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         "play/room.html",
         {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query),
-         "apply_settings": request.GET.get("apply") == "1" and bool(settings_query), "room_options": _room_options()},
+         "apply_settings": request.GET.get("apply") == "1" and bool(settings_query), "room_options": _room_options(),
+         "bots_available": bots_available()},
     )

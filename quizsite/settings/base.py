@@ -299,4 +299,20 @@ PLAY_DEFAULTS = {
     "power_points": 15,
     "points": 10,
     "neg_points": -5,
+    "bots": [],  # names of the AI agents sitting in the room as players (play/bots.py)
 }
+
+# Bots (play/bots.py): the server starts a bot client when a room lists it; the client connects to the
+# server's own websocket address like a browser. "celery" runs bots on the `bots` queue (quickstart
+# starts a worker for it), "inline" as asyncio tasks of the ASGI process that starts them, "off" never.
+PLAY_BOT_WS_BASE = os.environ.get("PLAY_BOT_WS_BASE", "ws://127.0.0.1:8000")
+# The Origin a bot's socket sends (the websocket router admits ALLOWED_HOSTS origins only); default: the
+# http(s) form of PLAY_BOT_WS_BASE. Behind a proxy with a public name, e.g. https://quiz.example.org.
+PLAY_BOT_ORIGIN = os.environ.get("PLAY_BOT_ORIGIN", "")
+PLAY_BOT_LAUNCHER = os.environ.get("PLAY_BOT_LAUNCHER", "celery")
+PLAY_BOT_QUEUE = os.environ.get("PLAY_BOT_QUEUE", "bots")
+PLAY_BOT_IDLE_S = float(os.environ.get("PLAY_BOT_IDLE_S", "60"))  # a bot leaves a room with no person online this long
+PLAY_BOT_TOKEN_MAX_AGE_S = int(os.environ.get("PLAY_BOT_TOKEN_MAX_AGE_S", str(7 * 24 * 3600)))
+# Modules that register extra agent kinds (AgentKind subclasses with @register) for bots, comma-separated.
+AGENT_KIND_MODULES = [m for m in os.environ.get("AGENT_KIND_MODULES", "").split(",") if m.strip()]
+CELERY_TASK_ROUTES = {"play.bot_run": {"queue": PLAY_BOT_QUEUE}}

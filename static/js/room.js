@@ -145,7 +145,8 @@
       const li = document.createElement("li");
       li.className = (p.online ? "online" : "offline") + (p.id === me ? " me" : "");
       li.dataset.player = p.id;
-      const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "") + (p.bot ? " 🤖" : "");
+      const n = document.createElement("span"); n.textContent = p.name + (p.id === me ? " (you)" : "");
+      if (p.bot) { const b = document.createElement("span"); b.className = "badge bot"; b.textContent = "bot"; b.title = "an AI agent"; n.append(" ", b); }
       const s = document.createElement("b"); s.textContent = p.score; s.className = "score";
       li.append(n, s);
       el.scores.append(li);
@@ -267,6 +268,27 @@
     return Object.keys(msg).some((k) => k !== "type" && JSON.stringify(msg[k]) !== JSON.stringify(s[k]));
   }
 
+  // Bots: the room's `bots` setting lists the AI agents playing; the moderator adds and removes them.
+  const botsAvailable = JSON.parse(($("bots-available") || {}).textContent || "[]");
+  function renderBots(settings) {
+    const listed = settings.bots || [];
+    const list = $("bot-list"), pick = $("bot-pick");
+    if (!list) return;
+    list.replaceChildren();
+    for (const name of listed) {
+      const li = document.createElement("li"); li.textContent = name + " ";
+      const rm = document.createElement("button"); rm.type = "button"; rm.textContent = "Remove";
+      rm.addEventListener("click", () => send({type: "settings", bots: {remove: name}}));
+      li.append(rm); list.append(li);
+    }
+    pick.replaceChildren();
+    for (const name of botsAvailable.filter((n) => !listed.includes(n))) {
+      const o = document.createElement("option"); o.value = o.textContent = name; pick.append(o);
+    }
+    $("bot-add").disabled = !pick.options.length;
+    $("bot-none").hidden = botsAvailable.length > 0;
+  }
+
   function addChat(who, text, cls) {
     const line = document.createElement("div");
     line.className = "chat-line " + (cls || "");
@@ -294,6 +316,7 @@
       showSettings(st.settings);
       paused = !!st.paused;
       history = (st.history || []).slice(-HISTORY_SHOWN); renderHistory();
+      renderBots(st.settings);
       el.chatLog.replaceChildren();
       (st.chat || []).forEach((c) => addChat(c.name, c.text));
       if (st.qid) {
@@ -386,6 +409,7 @@
       showSettings(m.settings);
       if (settingsAsked) { el.settingsMsg.className = "small ok"; el.settingsMsg.textContent = settingsAsked === "lobby" ? "Your lobby settings were applied." : "Settings applied."; settingsAsked = ""; }
       startCountdown(m.next_in_ms);
+      renderBots(m.settings);
     },
     error(m) {
       if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
@@ -430,6 +454,7 @@
     if (el.chatInput.value.trim()) send({type: "chat", text: el.chatInput.value});
     el.chatInput.value = "";
   });
+  $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) send({type: "settings", bots: {add: n}}); });
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
     if (typing) return;

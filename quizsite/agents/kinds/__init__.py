@@ -1,5 +1,23 @@
 """Built-in AI agent kinds. Each module registers its kinds in `base.REGISTRY` on import."""
 
-from .base import REGISTRY, AgentKind, Output, Question, question_for, register, tossup_positions
+from .base import (
+    REGISTRY,
+    AgentKind,
+    Output,
+    Question,
+    question_for,
+    register,
+    tossup_positions,
+    tossup_prefix_question,
+)
 
-__all__ = ["REGISTRY", "AgentKind", "Output", "Question", "question_for", "register", "tossup_positions"]
+__all__ = [
+    "REGISTRY",
+    "AgentKind",
+    "Output",
+    "Question",
+    "question_for",
+    "register",
+    "tossup_positions",
+    "tossup_prefix_question",
+]

@@ -72,6 +72,15 @@ def question_for(item: Item, *, clue_index: int | None = None) -> Question:
     raise ValueError(f"items of kind {kind!r} have no agent view")
 
 
+def tossup_prefix_question(
+    words: Sequence[str], *, n_words: int | None = None, category: str = "", item_id: int = 0,
+    clue_index: int | None = None,
+) -> Question:
+    """A tossup as a live player has seen it: any word prefix, with no Item at hand (a bot in a room
+    sees words, not the item). `word_index` is the number of words seen, as a live buzz records it."""
+    return Question(item_id, Item.Kind.TOSSUP, " ".join(words), category, clue_index, len(words), n_words)
+
+
 @dataclass
 class Output:
     """One answer. `guess` is text (tossup, archaeology, ghigliottina) or a list of texts (romqa)."""

@@ -64,6 +64,9 @@ class Command(BaseCommand):
             for report in demo_load():
                 self.stdout.write(report.summary())
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")}
+        # Bots (play/bots.py) connect back to this server's own websocket address.
+        local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        env.setdefault("PLAY_BOT_WS_BASE", f"ws://{local}:{port}")
         children: list[subprocess.Popen] = [
             subprocess.Popen(
                 [sys.executable, "-m", "daphne", "--ping-interval", "10", "--ping-timeout", "10",  # sockets that stop reading go
@@ -74,6 +77,15 @@ class Command(BaseCommand):
             children.append(
                 subprocess.Popen(
                     [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "--pool=solo", "--loglevel=INFO"],
+                    env=env,
+                )
+            )
+            # Bots play for as long as a room has people: a worker of their own (threads: each bot is
+            # mostly waiting on its socket), so a bot never holds up a fit, nor a fit a bot.
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-Q", "bots", "--pool=threads",
+                     "--concurrency=8", "-n", "bots@%h", "--loglevel=INFO"],
                     env=env,
                 )
             )

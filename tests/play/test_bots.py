@@ -1,0 +1,131 @@
+"""Bots, server side: the catalogue, the `bots` setting, the token check, `bot` in player entries, the room page.
+
+The live games (a bot against a person over real sockets) are in tests/e2e/test_bots.py."""
+
+import pytest
+from django.core import signing
+
+from quizsite.agents.models import Agent
+from quizsite.play import bots
+from quizsite.play.bot_catalog import bot_agent_register, bot_resolve, bots_available
+from quizsite.play.messages import players_payload
+from quizsite.play.models import Player, Room
+from quizsite.play.services import PlayError, room_update_settings, settings_clean
+
+from . import botkinds
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cue_bot():
+    return bot_agent_register(
+        name="cue-bot", kind=botkinds.CueKind.name, kind_settings={"cue": "W03"}, threshold=0.7
+    )
+
+
+def test_a_registered_bot_resolves_to_its_agent_and_kind(cue_bot):
+    Agent.objects.create(kind=Agent.Kind.AI, name="imported-system")  # an AI agent with no bot spec
+    assert bots_available() == ["cue-bot"]
+    bot = bot_resolve(name="cue-bot")
+    assert bot.agent == cue_bot and bot.threshold == 0.7
+    assert isinstance(bot.kind, botkinds.CueKind) and bot.kind.settings["cue"] == "W03"
+    with pytest.raises(LookupError):
+        bot_resolve(name="imported-system")
+    with pytest.raises(ValueError, match="not a registered tossup agent kind"):
+        bot_agent_register(name="x", kind="no-such-kind")
+    # registering again updates the same agent
+    assert bot_agent_register(name="cue-bot", kind=botkinds.CueKind.name, threshold=0.2).pk == cue_bot.pk
+
+
+def room_with(player_names=("ann",), **settings):
+    room = Room.objects.create(slug="r", settings=settings)
+    human = Agent.objects.create(kind=Agent.Kind.HUMAN, name="ann")
+    player = Player.objects.create(room=room, agent=human, name=player_names[0])
+    return room, player
+
+
+def test_bots_setting_adds_removes_and_refuses_unknown_names(cue_bot):
+    room, ann = room_with()
+    out = room_update_settings(room=room, player_id=ann.pk, changes={"bots": {"add": "cue-bot"}})
+    assert out.events == [
+        {"type": "settings", "settings": {**out.events[0]["settings"], "bots": ["cue-bot"]}}
+    ]
+    assert Room.objects.get(pk=room.pk).settings["bots"] == ["cue-bot"]
+    room_update_settings(
+        room=room, player_id=ann.pk, changes={"bots": {"add": "cue-bot"}}
+    )  # twice: listed once
+    assert room.settings["bots"] == ["cue-bot"]
+    for bad, why in [
+        ({"add": "nobody"}, "available: cue-bot"),
+        ({"add": 3}, "named by a string"),
+        ("cue-bot", "must be"),
+        ({"add": "cue-bot", "remove": "x"}, "must be"),
+        ([1], "list of bot names"),
+    ]:
+        with pytest.raises(PlayError, match=why) as exc:
+            room_update_settings(room=room, player_id=ann.pk, changes={"bots": bad})
+        assert exc.value.code == "bad_settings"
+    assert Room.objects.get(pk=room.pk).settings["bots"] == ["cue-bot"]  # a refusal loses nothing
+    room_update_settings(room=room, player_id=ann.pk, changes={"bots": {"remove": "cue-bot"}})
+    assert Room.objects.get(pk=room.pk).settings["bots"] == []
+    with pytest.raises(PlayError, match="at most 8"):
+        settings_clean({"bots": [f"b{i}" for i in range(9)]}, check_set=False)
+
+
+def test_bot_token_is_checked_against_key_room_agent_and_list(cue_bot):
+    room, _ = room_with(bots=["cue-bot"])
+    good = bots.bot_token(room="r", agent_id=cue_bot.pk, name="cue-bot")
+    assert bots.bot_token_check(token=good, room="r") == bots.Claim(agent_id=cue_bot.pk, name="cue-bot")
+    human = Agent.objects.get(kind=Agent.Kind.HUMAN)
+    refused = {
+        "bad signature": [
+            good[:-2] + ("AA" if not good.endswith("AA") else "BB"),
+            signing.dumps({"room": "r", "agent": cue_bot.pk, "name": "cue-bot"}, salt=bots.SALT, key="k"),
+            signing.dumps({"room": "r", "agent": cue_bot.pk, "name": "cue-bot"}, salt="other"),
+        ],
+        "another room": [bots.bot_token(room="s", agent_id=cue_bot.pk, name="cue-bot")],
+        "not an AI agent": [bots.bot_token(room="r", agent_id=human.pk, name="cue-bot")],  # a person's agent
+        "must be the token": [True, {"room": "r"}, "", None],
+    }
+    for why, tokens in refused.items():
+        for token in tokens:
+            with pytest.raises(PlayError, match=why) as exc:
+                bots.bot_token_check(token=token, room="r")
+            assert exc.value.code == "bad_bot"
+    room.settings = {"bots": []}
+    room.save()
+    with pytest.raises(PlayError, match="not among the room's bots"):
+        bots.bot_token_check(token=good, room="r")
+    unlisted = bots.bot_token(room="r", agent_id=cue_bot.pk, name="cue-bot", listed=False)  # the shell's bot
+    assert bots.bot_token_check(token=unlisted, room="r").agent_id == cue_bot.pk
+
+
+def test_player_entries_say_who_is_a_bot(cue_bot):
+    room, ann = room_with()
+    bot = Player.objects.create(room=room, agent=cue_bot, name="cue-bot")
+    assert {p["id"]: p["bot"] for p in players_payload(room)} == {ann.pk: False, bot.pk: True}
+
+
+def test_room_page_offers_the_available_bots(client, cue_bot):
+    page = client.get("/play/r/").content.decode()
+    assert (
+        'id="bot-add"' in page
+        and '<script id="bots-available" type="application/json">["cue-bot"]</script>' in page
+    )
+
+
+async def test_the_leader_starts_a_listed_bot_once_and_not_while_it_is_online(settings):
+    settings.PLAY_BOT_LAUNCHER = "off"
+    room_bots = bots.RoomBots("r")
+    players = {
+        7: {"id": 7, "name": "cue-bot", "score": 0, "bot": True},
+        8: {"id": 8, "name": "ann", "score": 0},
+    }
+    assert len(room_bots.wake(["cue-bot", "other"], {}, players)) == 2  # nobody online: both start
+    assert room_bots.wake(["cue-bot", "other"], {}, players) == []  # started moments ago: not again
+    room_bots.launched.clear()
+    assert len(room_bots.wake(["cue-bot", "other"], {7: 1}, players)) == 1  # cue-bot's player is online
+    room_bots.launched.clear()
+    room_bots.joined("other", 9)
+    assert room_bots.wake(["cue-bot", "other"], {7: 1, 9: 1}, players) == []
