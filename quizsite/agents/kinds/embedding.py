@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,9 @@ from .base import AgentKind, Output, Question, register
 
 
 class _Embedding(AgentKind):
-    defaults: dict[str, Any] = {"model": ""}  # "": the bundled all-MiniLM-L6-v2 (or EMBEDDING_MODEL)
+    defaults: ClassVar[dict[str, Any]] = {
+        "model": ""
+    }  # "": the bundled all-MiniLM-L6-v2 (or EMBEDDING_MODEL)
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         super().__init__(settings)

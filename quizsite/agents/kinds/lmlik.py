@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from quizsite.items.models import Item
 
@@ -29,8 +29,13 @@ from .parsing import LETTERS, lettered
 PROTOCOLS = ("mcqa", "cloze")
 
 
+def _argmax(values: Sequence[float]) -> int:
+    """The best option; among equals the first shown (question_for fixes the order per item)."""
+    return max(range(len(values)), key=lambda k: (values[k], -k))
+
+
 class _LMLikelihood(AgentKind):
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "model_path": "",
         "protocol": "mcqa",
         "normalize": False,
@@ -102,9 +107,10 @@ class _LMLikelihood(AgentKind):
         """Sum of the continuation's token log-probabilities after the context, and its token count."""
         torch = self._torch
         encoded = []
-        for ctx, cont in pairs:
-            if not cont:
+        for context, continuation in pairs:
+            if not continuation:
                 raise ValueError("an empty continuation has no likelihood")
+            ctx, cont = self._encode(context, continuation)
             cont = cont[-self.max_length :]
             ctx = ctx[-(self.max_length - len(cont)) :] if self.max_length > len(cont) else ctx[-1:]
             encoded.append((ctx, cont))
@@ -154,7 +160,7 @@ class _LMLikelihood(AgentKind):
             by["cloze_norm"] = [s / len(c.encode()) for s, (_, c) in zip(by["cloze"], reqs[n:], strict=True)]
             key = self.settings["protocol"] + ("_norm" if self.settings["normalize"] else "")
             deciding = by[key]
-            best = max(range(n), key=lambda k: (deciding[k], -k))  # ties: the first shown
+            best = _argmax(deciding)
             top = max(deciding)
             weights = [math.exp(s - top) for s in deciding]
             raw = {
@@ -162,7 +168,7 @@ class _LMLikelihood(AgentKind):
                 "decided_by": key,
                 "choice_index": best,
                 **{f"scores_{k}": [round(v, 6) for v in vs] for k, vs in by.items()},
-                "picks": {k: max(range(n), key=lambda j, vs=vs: (vs[j], -j)) for k, vs in by.items()},
+                "picks": {k: _argmax(vs) for k, vs in by.items()},
             }
             outs.append(
                 Output(
