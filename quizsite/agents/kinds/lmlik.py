@@ -5,7 +5,8 @@ runs on the Ghigliottina MCQA (see shared/data/ghigliottina/SOURCE.md).
 Two prompts are scored for every item and both recorded in `raw`:
 
 - "mcqa": the question with the options lettered A., B., ... and the continuation " A", " B", ...;
-- "cloze": the question without the list and the option itself as the continuation.
+- "cloze": the question without the list and the option itself as the continuation (SOURCE.md names
+  ITA-Bench's cloze variant but not its text: this is our reading of it).
 
 `protocol` says which decides the answer and `normalize` whether a continuation's log-likelihood is
 divided by its length in bytes (lm-eval's `acc_norm`) instead of summed (`acc`). `model_path` is any local

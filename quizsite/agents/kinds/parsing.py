@@ -42,7 +42,7 @@ def parse_choice(text: str, options: Sequence[str]) -> int | None:
     m = re.match(rf"^\(?([{letters}{letters.lower()}])\)?(?:[.):\s]|$)", line)
     if m and (m.group(1).isupper() or len(line) <= 3):
         return letters.index(m.group(1).upper())
-    m = re.search(rf"(?:answer|risposta)\s*(?:is|è|:)?\s*\(?([{letters}])\b", text or "", re.IGNORECASE)
+    m = re.search(rf"(?:answer|risposta)(?:\s*(?:is|è|:))*\s*\(?([{letters}])\b", text or "", re.IGNORECASE)
     if m:
         return letters.index(m.group(1).upper())
     words = normalize(text or "")
