@@ -171,21 +171,24 @@ def _set_f1(chosen: set[int], gold: set[int]) -> float:
     return 2 * len(chosen & gold) / (len(chosen) + len(gold))
 
 
+def _cluster(item: Item) -> str:
+    return str(item.data.get("cluster_id") or f"item:{item.pk}")
+
+
 def split_by_cluster(
     items: Sequence[Item], *, train_fraction: float, seed: int
 ) -> tuple[list[Item], list[Item]]:
-    """Train / held-out split of romqa items by cluster, so related questions never straddle the split."""
-    clusters = sorted({str(i.data.get("cluster_id") or f"item:{i.pk}") for i in items})
-    rng = random.Random(seed)
-    rng.shuffle(clusters)
-    n_train = (
-        min(len(clusters) - 1, max(1, round(train_fraction * len(clusters))))
-        if len(clusters) > 1
-        else len(clusters)
-    )
+    """Train / held-out split of romqa items by cluster, so related questions never straddle the split.
+    At least one cluster goes to each side when there are two or more."""
+    clusters = sorted({_cluster(i) for i in items})
+    random.Random(seed).shuffle(clusters)
+    n_train = round(train_fraction * len(clusters))
+    if len(clusters) > 1:
+        n_train = min(len(clusters) - 1, max(1, n_train))
     train_clusters = set(clusters[:n_train])
-    train = [i for i in items if str(i.data.get("cluster_id") or f"item:{i.pk}") in train_clusters]
-    return train, [i for i in items if i not in train]
+    return [i for i in items if _cluster(i) in train_clusters], [
+        i for i in items if _cluster(i) not in train_clusters
+    ]
 
 
 @register
