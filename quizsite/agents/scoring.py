@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizsite.items.models import Item
+from quizsite.items.vectors import WordVectors, text_similarity
 from quizsite.judge import JUDGE_VERSION, judge
 from quizsite.judge.normalize import normalize
+
+#: archaeology-write: a written question is correct at or above this similarity to the true question, the
+#: default of `annotate.Campaign.similarity_threshold` (a test keeps the two equal; agents cannot import
+#: annotate, which imports agents).
+WRITE_SIMILARITY_THRESHOLD = 0.8
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,23 @@ def _tossup_position(item: Item, word_index: int | None, clue_index: int | None)
     return word_index, clue, len(words)
 
 
-def agent_answer_score(item: Item, guess: Any, *, word_index: int | None = None, clue_index: int | None = None) -> AgentScore:
-    """Judge one answer. Raises ValueError with a readable reason when the guess cannot apply to the item."""
+def agent_answer_score(
+    item: Item,
+    guess: Any,
+    *,
+    word_index: int | None = None,
+    clue_index: int | None = None,
+    task: str = "",
+    similarity_source: WordVectors | None = None,
+    similarity_threshold: float = WRITE_SIMILARITY_THRESHOLD,
+) -> AgentScore:
+    """Judge one answer. Raises ValueError with a readable reason when the guess cannot apply to the item.
+
+    `task` is the agent kind's `task` (an annotation task name): "archaeology-write" scores the written
+    question by sentence similarity to the true question, with annotation's own function
+    (`items.vectors.text_similarity`, the `SentenceVectors` default) and threshold; "ghigliottina-choose"
+    counts an exact pick as annotation does; otherwise Ghigliottina answers (open games) go through the judge.
+    """
     if item.kind == Item.Kind.TOSSUP:
         if not isinstance(guess, str):
             raise ValueError("a tossup guess is a string")
@@ -46,11 +67,18 @@ def agent_answer_score(item: Item, guess: Any, *, word_index: int | None = None,
     if item.kind in (Item.Kind.GHIGLIOTTINA, Item.Kind.CLUE_PREFIX):
         if not isinstance(guess, str):
             raise ValueError("the guess is a string")
+        if task == "ghigliottina-choose" and item.data.get("choices"):
+            # a pick among the shown words, as for people: right only when it is the solution itself
+            correct = normalize(guess) == normalize(item.answer)
+            return AgentScore("accept" if correct else "reject", correct, float(correct))
         ruling = judge(item.answer, guess)
         return AgentScore(ruling.verdict, ruling.verdict == "accept", ruling.score, judge_version=JUDGE_VERSION)
     if item.kind == Item.Kind.ARCHAEOLOGY:
         if not isinstance(guess, str):
             raise ValueError("an archaeology guess is the text of the chosen question")
+        if task == "archaeology-write":
+            sim = text_similarity([(guess, item.data["true_question"])], similarity_source)[0]
+            return AgentScore("accept" if sim >= similarity_threshold else "reject", sim >= similarity_threshold, sim)
         correct = normalize(guess) == normalize(item.answer)
         return AgentScore("accept" if correct else "reject", correct, float(correct))
     if item.kind == Item.Kind.ROMQA:
@@ -59,6 +87,8 @@ def agent_answer_score(item: Item, guess: Any, *, word_index: int | None = None,
         gold = {normalize(c["text"]) for c in item.data["candidates"] if c["is_answer"]}
         chosen = {normalize(g) for g in guess}
         hits = len(gold & chosen)
+        # set F1 as annotate.tasks.set_f1 computes it for people (2PR/(P+R) = 2h/(|gold|+|chosen|); two
+        # empty sets agree); candidate texts are compared normalised, as a chat model may re-case them
         f1 = 2 * hits / (len(gold) + len(chosen)) if gold or chosen else 1.0
         correct = chosen == gold
         return AgentScore("accept" if correct else "reject", correct, f1)

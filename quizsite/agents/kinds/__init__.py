@@ -1,5 +1,6 @@
 """Built-in AI agent kinds. Each module registers its kinds in `base.REGISTRY` on import."""
 
+from . import chat, embedding, lmlik  # noqa: F401 - importing registers the kinds
 from .base import (
     REGISTRY,
     AgentKind,

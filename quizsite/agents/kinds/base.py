@@ -106,6 +106,10 @@ class AgentKind:
     defaults: ClassVar[dict[str, Any]] = {}
     #: True when the kind answers each tossup at every clue prefix (one response per q_k).
     per_clue: ClassVar[bool] = False
+    #: The annotation task (`Campaign.Task` value) whose scoring rule applies to this kind's answers, e.g.
+    #: "archaeology-write" (similarity to the true question); "" for tossups and kinds judged by item kind.
+    #: The runner passes it to `scoring.agent_answer_score(..., task=...)`.
+    task: ClassVar[str] = ""
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         self.settings = {**self.defaults, **(settings or {})}
