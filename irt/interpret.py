@@ -157,10 +157,15 @@ class DimensionRegression:
         return {
             "dimension": self.dimension, "n_items": self.n_items, "n_relevant": self.n_relevant, "note": self.note,
             "terms": [
-                {"feature": f, "coef": self.coefficients[f], "std_err": self.std_errors[f], "p_value": self.p_values[f]}
+                {"feature": f, "coef": _finite(self.coefficients[f]), "std_err": _finite(self.std_errors[f]),
+                 "p_value": _finite(self.p_values[f])}
                 for f in self.coefficients
             ],
         }
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def balanced_weights(y: np.ndarray) -> np.ndarray:
