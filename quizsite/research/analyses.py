@@ -108,17 +108,18 @@ WORK = {
     "sculpture", "essay", "treatise", "ballet", "piece", "collection", "series", "epic", "concerto", "sonata", "text",
     "tragedy", "comedy", "novella", "memoir", "poems",
 }
-_POINTER = re.compile(r"\b(?:this|these)\s+([a-z]+)", re.IGNORECASE)
+_POINTER = re.compile(r"\b(?:this|these)((?:\s+[a-z'-]+){1,3})", re.IGNORECASE)
 
 
 def answer_type(text: str) -> str:
-    """person / place / work / other, from the first "this <noun>" or "these <noun>" of the question whose
-    noun is on one of three short word lists (quizbowl points at the answer that way: "this composer")."""
+    """person / place / work / other: the first word on one of three short word lists among the three words
+    after each "this" or "these" of the question, in order (quizbowl points at its answer that way: "this
+    Baroque composer", "this capital")."""
     for match in _POINTER.finditer(text or ""):
-        word = match.group(1).lower()
-        for name, words in (("person", PERSON), ("place", PLACE), ("work", WORK)):
-            if word in words:
-                return name
+        for word in match.group(1).lower().split():
+            for name, words in (("person", PERSON), ("place", PLACE), ("work", WORK)):
+                if word in words:
+                    return name
     return "other"
 
 
@@ -172,7 +173,7 @@ def dimension_regressions(run: FitRun) -> dict[str, Any] | None:
 
 def _fit_agent_groups(run: FitRun) -> dict[str, str]:
     subtype = dict(Agent.objects.filter(pk__in=FitAgent.objects.filter(fit=run).values("agent_id")).values_list("pk", "subtype"))
-    return {a.key: agent_group(a.kind, subtype.get(a.agent_id, "")) for a in FitAgent.objects.filter(fit=run)}
+    return {a.key: agent_group(a.kind, subtype.get(a.agent_id, "") if a.agent_id else "") for a in FitAgent.objects.filter(fit=run)}
 
 
 def group_cluster_accuracy(run: FitRun, n_clusters: int = N_CLUSTERS) -> dict[str, Any] | None:

@@ -261,7 +261,7 @@ def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingH
 
 
 @researcher_required
-def romqa(request: HttpRequest) -> HttpResponse:
+def romqa(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """RoMQA's figures per agent, humans and AI systems alike; `?format=csv|json` downloads them."""
     sets = [s for s in request.GET.getlist("item_set") if s]
     rows = analyses.romqa_by_agent(sets or None)
@@ -270,7 +270,7 @@ def romqa(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"item_sets": sets, "agents": rows})
     if fmt == "csv":
         columns = ["agent", "kind", "group", "n_answers", "n_clusters", "f1", "accuracy", "robust_f1", "robust_accuracy"]
-        response = StreamingHttpResponse(exports.stream_csv(([r[c] for c in columns] for r in rows), columns),
+        response = StreamingHttpResponse(exports.stream_csv((tuple(r[c] for c in columns) for r in rows), columns),
                                          content_type=exports.FORMATS["csv"][0])
         response["Content-Disposition"] = 'attachment; filename="romqa.csv"'
         return response

@@ -40,7 +40,13 @@ from .base import (
     tossup_field,
 )
 from .limits import MAX_ANSWER_CHARS, MAX_CLUES
-from .records import agents_get_or_create, agents_subtype_set, existing_import_keys, occurrence_keys, subtype_field
+from .records import (
+    agents_get_or_create,
+    agents_subtype_set,
+    existing_import_keys,
+    occurrence_keys,
+    subtype_field,
+)
 
 AGENT_TYPES: dict[str, str] = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
 QUERY_KEYS = ("id", "text", "answer")
