@@ -30,8 +30,13 @@ class Agent(models.Model):
         OTHER = "other", "Other"
 
     kind = models.CharField(max_length=16, choices=Kind.choices, db_index=True)
-    subtype = models.CharField(max_length=16, choices=Subtype.choices, blank=True, default="",
-                               help_text="Sub-type for figures by agent group (humans, retrievers, base, instruct, API, RAG).")
+    subtype = models.CharField(
+        max_length=16,
+        choices=Subtype.choices,
+        blank=True,
+        default="",
+        help_text="Sub-type for figures by agent group (humans, retrievers, base, instruct, API, RAG).",
+    )
     name = models.CharField(max_length=200, help_text="Display name; for humans never exported.")
     # Public, stable id used in every export and API answer, so humans stay pseudonymous.
     public_id = models.CharField(max_length=64, unique=True, default=new_pseudonym)

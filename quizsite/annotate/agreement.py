@@ -100,9 +100,17 @@ def robust_scores(answers: Iterable[tuple[Hashable, float | None, bool | None]])
     def mean(values: list[float]) -> float | None:
         return float(np.mean(values)) if values else None
 
-    robust_f1 = [min(f or 0.0 for f, _ok in rs) for rs in clusters.values() if any(f is not None for f, _ok in rs)]
-    robust_ok = [float(all(bool(ok) for _f, ok in rs)) for rs in clusters.values() if any(ok is not None for _f, ok in rs)]
-    return RobustScores(mean(f1s), mean([float(o) for o in oks]), mean(robust_f1), mean(robust_ok), len(rows), len(clusters))
+    robust_f1 = [
+        min(f or 0.0 for f, _ok in rs) for rs in clusters.values() if any(f is not None for f, _ok in rs)
+    ]
+    robust_ok = [
+        float(all(bool(ok) for _f, ok in rs))
+        for rs in clusters.values()
+        if any(ok is not None for _f, ok in rs)
+    ]
+    return RobustScores(
+        mean(f1s), mean([float(o) for o in oks]), mean(robust_f1), mean(robust_ok), len(rows), len(clusters)
+    )
 
 
 def macro_f1(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float | None:
@@ -129,11 +137,13 @@ def position_effects(answers: Iterable[tuple[int, int]], n_slots: int) -> list[d
     out: list[dict[str, float | int | None]] = []
     for s in range(n_slots):
         shown = [chosen == true for true, chosen in rows if true == s]
-        out.append({
-            "slot": s + 1,
-            "true_shown": len(shown),
-            "accuracy_when_true_here": float(np.mean(shown)) if shown else None,
-            "chosen": sum(1 for _t, chosen in rows if chosen == s),
-            "choice_rate": sum(1 for _t, chosen in rows if chosen == s) / len(rows) if rows else None,
-        })
+        out.append(
+            {
+                "slot": s + 1,
+                "true_shown": len(shown),
+                "accuracy_when_true_here": float(np.mean(shown)) if shown else None,
+                "chosen": sum(1 for _t, chosen in rows if chosen == s),
+                "choice_rate": sum(1 for _t, chosen in rows if chosen == s) / len(rows) if rows else None,
+            }
+        )
     return out

@@ -58,9 +58,19 @@ class FitClusters:
 
 
 def _params(run: FitRun) -> tuple[list[str], np.ndarray, np.ndarray]:
-    rows = [(k, r, d) for k, r, d in FitItem.objects.filter(fit=run).order_by("key").values_list("key", "relevance", "difficulty") if r]
+    rows = [
+        (k, r, d)
+        for k, r, d in FitItem.objects.filter(fit=run)
+        .order_by("key")
+        .values_list("key", "relevance", "difficulty")
+        if r
+    ]
     keys = [k for k, _r, _d in rows]
-    return keys, np.asarray([r for _k, r, _d in rows], dtype=np.float64), np.asarray([d for _k, _r, d in rows], dtype=np.float64)
+    return (
+        keys,
+        np.asarray([r for _k, r, _d in rows], dtype=np.float64),
+        np.asarray([d for _k, _r, d in rows], dtype=np.float64),
+    )
 
 
 @lru_cache(maxsize=8)
@@ -85,28 +95,134 @@ def cluster_difficulty_table(run: FitRun, n_clusters: int = N_CLUSTERS) -> dict[
     if found is None:
         return None
     table = cluster_difficulty(found.relevance, found.difficulty, found.labels)
-    return {"dim_names": run.dim_names(), "n_clusters": len(table.sizes), "method": "kmeans on relevance r_j",
-            "clusters": table.as_records()}
+    return {
+        "dim_names": run.dim_names(),
+        "n_clusters": len(table.sizes),
+        "method": "kmeans on relevance r_j",
+        "clusters": table.as_records(),
+    }
 
 
 # --- Fig. 5: what makes a dimension relevant --------------------------------------------------------------
 
 PERSON = {
-    "man", "woman", "person", "people", "author", "writer", "poet", "novelist", "playwright", "dramatist", "composer",
-    "artist", "painter", "sculptor", "architect", "philosopher", "thinker", "scientist", "physicist", "chemist",
-    "biologist", "mathematician", "economist", "king", "queen", "emperor", "empress", "ruler", "leader", "president",
-    "general", "pope", "pharaoh", "monarch", "prince", "princess", "saint", "explorer", "figure", "singer", "musician",
-    "director", "actor", "actress", "god", "goddess", "deity", "hero", "heroine", "character", "politician", "inventor",
+    "man",
+    "woman",
+    "person",
+    "people",
+    "author",
+    "writer",
+    "poet",
+    "novelist",
+    "playwright",
+    "dramatist",
+    "composer",
+    "artist",
+    "painter",
+    "sculptor",
+    "architect",
+    "philosopher",
+    "thinker",
+    "scientist",
+    "physicist",
+    "chemist",
+    "biologist",
+    "mathematician",
+    "economist",
+    "king",
+    "queen",
+    "emperor",
+    "empress",
+    "ruler",
+    "leader",
+    "president",
+    "general",
+    "pope",
+    "pharaoh",
+    "monarch",
+    "prince",
+    "princess",
+    "saint",
+    "explorer",
+    "figure",
+    "singer",
+    "musician",
+    "director",
+    "actor",
+    "actress",
+    "god",
+    "goddess",
+    "deity",
+    "hero",
+    "heroine",
+    "character",
+    "politician",
+    "inventor",
 }
 PLACE = {
-    "city", "country", "nation", "state", "province", "region", "river", "mountain", "mountains", "lake", "sea", "ocean",
-    "island", "islands", "desert", "continent", "capital", "town", "village", "valley", "peninsula", "empire", "kingdom",
-    "republic", "place", "site", "location", "bay", "strait", "volcano", "planet", "moon",
+    "city",
+    "country",
+    "nation",
+    "state",
+    "province",
+    "region",
+    "river",
+    "mountain",
+    "mountains",
+    "lake",
+    "sea",
+    "ocean",
+    "island",
+    "islands",
+    "desert",
+    "continent",
+    "capital",
+    "town",
+    "village",
+    "valley",
+    "peninsula",
+    "empire",
+    "kingdom",
+    "republic",
+    "place",
+    "site",
+    "location",
+    "bay",
+    "strait",
+    "volcano",
+    "planet",
+    "moon",
 }
 WORK = {
-    "novel", "poem", "play", "opera", "painting", "work", "book", "symphony", "film", "movie", "album", "song", "story",
-    "sculpture", "essay", "treatise", "ballet", "piece", "collection", "series", "epic", "concerto", "sonata", "text",
-    "tragedy", "comedy", "novella", "memoir", "poems",
+    "novel",
+    "poem",
+    "play",
+    "opera",
+    "painting",
+    "work",
+    "book",
+    "symphony",
+    "film",
+    "movie",
+    "album",
+    "song",
+    "story",
+    "sculpture",
+    "essay",
+    "treatise",
+    "ballet",
+    "piece",
+    "collection",
+    "series",
+    "epic",
+    "concerto",
+    "sonata",
+    "text",
+    "tragedy",
+    "comedy",
+    "novella",
+    "memoir",
+    "poems",
 }
 _POINTER = re.compile(r"\b(?:this|these)((?:\s+[a-z'-]+){1,3})", re.IGNORECASE)
 
@@ -162,9 +278,16 @@ def dimension_regressions(run: FitRun) -> dict[str, Any] | None:
     fits = relevance_regressions(r, x, names)
     dims = run.dim_names()
     return {
-        "threshold": RELEVANT, "features": names, "n_items": len(keys),
-        "dimensions": [{**f.as_record(), "name": dims[f.dimension] if f.dimension < len(dims) else f"dim {f.dimension + 1}"}
-                       for f in fits],
+        "threshold": RELEVANT,
+        "features": names,
+        "n_items": len(keys),
+        "dimensions": [
+            {
+                **f.as_record(),
+                "name": dims[f.dimension] if f.dimension < len(dims) else f"dim {f.dimension + 1}",
+            }
+            for f in fits
+        ],
     }
 
 
@@ -172,8 +295,15 @@ def dimension_regressions(run: FitRun) -> dict[str, Any] | None:
 
 
 def _fit_agent_groups(run: FitRun) -> dict[str, str]:
-    subtype = dict(Agent.objects.filter(pk__in=FitAgent.objects.filter(fit=run).values("agent_id")).values_list("pk", "subtype"))
-    return {a.key: agent_group(a.kind, subtype.get(a.agent_id, "") if a.agent_id else "") for a in FitAgent.objects.filter(fit=run)}
+    subtype = dict(
+        Agent.objects.filter(pk__in=FitAgent.objects.filter(fit=run).values("agent_id")).values_list(
+            "pk", "subtype"
+        )
+    )
+    return {
+        a.key: agent_group(a.kind, subtype.get(a.agent_id, "") if a.agent_id else "")
+        for a in FitAgent.objects.filter(fit=run)
+    }
 
 
 def group_cluster_accuracy(run: FitRun, n_clusters: int = N_CLUSTERS) -> dict[str, Any] | None:
@@ -184,7 +314,9 @@ def group_cluster_accuracy(run: FitRun, n_clusters: int = N_CLUSTERS) -> dict[st
         return None
     cluster_of = dict(zip(found.keys, found.labels.tolist(), strict=True))
     groups = _fit_agent_groups(run)
-    tallies: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])  # (agent, cluster) -> [correct, total]
+    tallies: dict[tuple[str, int], list[int]] = defaultdict(
+        lambda: [0, 0]
+    )  # (agent, cluster) -> [correct, total]
     for r in fit_data_load(run.pk)["responses"]:
         c = cluster_of.get(r["query_id"])
         if c is None or r["agent_id"] not in groups:
@@ -201,9 +333,13 @@ def group_cluster_accuracy(run: FitRun, n_clusters: int = N_CLUSTERS) -> dict[st
     return {
         "clusters": [{"cluster": c, "size": sizes[c]} for c in range(k)],
         "groups": [
-            {"group": g, "label": GROUP_LABEL[g], "n_agents": len({a for a in groups if groups[a] == g}),
-             "accuracy": [float(np.mean(v)) if v else None for v in per_group[g]],
-             "n_agents_by_cluster": [len(v) for v in per_group[g]]}
+            {
+                "group": g,
+                "label": GROUP_LABEL[g],
+                "n_agents": len({a for a in groups if groups[a] == g}),
+                "accuracy": [float(np.mean(v)) if v else None for v in per_group[g]],
+                "n_agents_by_cluster": [len(v) for v in per_group[g]],
+            }
             for g in order
         ],
     }
@@ -217,9 +353,15 @@ def group_skills(run: FitRun) -> list[dict[str, Any]]:
         if a["skill"]:
             skills[groups[a["key"]]].append(a["skill"])
     return [
-        {"group": g, "label": GROUP_LABEL[g], "n": len(skills[g]), "mean": np.asarray(skills[g]).mean(axis=0).tolist(),
-         "std": np.asarray(skills[g]).std(axis=0).tolist()}
-        for g, _label in GROUPS if skills.get(g)
+        {
+            "group": g,
+            "label": GROUP_LABEL[g],
+            "n": len(skills[g]),
+            "mean": np.asarray(skills[g]).mean(axis=0).tolist(),
+            "std": np.asarray(skills[g]).std(axis=0).tolist(),
+        }
+        for g, _label in GROUPS
+        if skills.get(g)
     ]
 
 
@@ -253,15 +395,34 @@ def romqa_by_agent(item_sets: list[str] | None = None) -> list[dict[str, Any]]:
         qs = qs.filter(item__item_set__slug__in=item_sets)
     answers: dict[tuple[str, str, str], dict[int, tuple[str, float | None, bool | None]]] = defaultdict(dict)
     rows = qs.order_by("created_at", "id").values_list(
-        "agent__kind", "agent__subtype", "agent__name", "agent__public_id", "item_id", "item__data__cluster_id", "score", "correct"
+        "agent__kind",
+        "agent__subtype",
+        "agent__name",
+        "agent__public_id",
+        "item_id",
+        "item__data__cluster_id",
+        "score",
+        "correct",
     )
     for kind, subtype, name, public_id, item_id, cluster, score, correct in rows:
         who = public_id if kind != Agent.Kind.AI else name
         answers[(kind, subtype, who)][item_id] = (f"{cluster}", score, correct)
     out = []
-    for (kind, subtype, who), by_item in sorted(answers.items(), key=lambda kv: (kv[0][0] != Agent.Kind.AI, kv[0][2])):
+    for (kind, subtype, who), by_item in sorted(
+        answers.items(), key=lambda kv: (kv[0][0] != Agent.Kind.AI, kv[0][2])
+    ):
         s = robust_scores(by_item.values())
-        out.append({"agent": who, "kind": kind, "group": agent_group(kind, subtype), "f1": s.f1, "accuracy": s.accuracy,
-                    "robust_f1": s.robust_f1, "robust_accuracy": s.robust_accuracy, "n_answers": s.n_answers,
-                    "n_clusters": s.n_clusters})
+        out.append(
+            {
+                "agent": who,
+                "kind": kind,
+                "group": agent_group(kind, subtype),
+                "f1": s.f1,
+                "accuracy": s.accuracy,
+                "robust_f1": s.robust_f1,
+                "robust_accuracy": s.robust_accuracy,
+                "n_answers": s.n_answers,
+                "n_clusters": s.n_clusters,
+            }
+        )
     return out

@@ -14,7 +14,12 @@ from django.core.management import call_command
 from quizsite.agents.models import Agent
 from quizsite.annotate.agreement import macro_f1, position_effects, robust_scores
 from quizsite.annotate.selectors import campaign_stats
-from quizsite.annotate.services import assignment_current, assignment_submit, participant_consent, participant_get_or_create
+from quizsite.annotate.services import (
+    assignment_current,
+    assignment_submit,
+    participant_consent,
+    participant_get_or_create,
+)
 from quizsite.items.models import Item, Response
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -45,7 +50,9 @@ def archaeology(make_campaign):  # type: ignore[no-untyped-def]
         p = _participant(campaign, name)
         while (a := assignment_current(participant=p, now=T0)) is not None:
             wanted = _text(a.item, picks[a.item.external_id])
-            assignment_submit(participant=p, assignment_id=a.pk, post={"choice": a.choices.index(wanted)}, now=T0)
+            assignment_submit(
+                participant=p, assignment_id=a.pk, post={"choice": a.choices.index(wanted)}, now=T0
+            )
         for r in Response.objects.filter(agent=p.agent).select_related("item"):
             r.choices = [_text(r.item, role) for role in ORDER[name]]
             r.save(update_fields=["choices"])
@@ -78,7 +85,11 @@ def test_macro_f1_and_positions(archaeology):
     # F1 slot 1: 2*3/(6+1+1); slot 2: 2*2/(4+3+2); slot 3: 2*2/(4+1+2)
     assert c["macro_f1"] == pytest.approx((6 / 8 + 4 / 9 + 4 / 7) / 3)
     assert c["n_answers_with_order"] == 12
-    assert [(p["slot"], p["true_shown"], p["chosen"]) for p in c["positions"]] == [(1, 4, 4), (2, 4, 5), (3, 4, 3)]
+    assert [(p["slot"], p["true_shown"], p["chosen"]) for p in c["positions"]] == [
+        (1, 4, 4),
+        (2, 4, 5),
+        (3, 4, 3),
+    ]
     assert [p["accuracy_when_true_here"] for p in c["positions"]] == pytest.approx([0.75, 0.5, 0.5])
     assert [p["choice_rate"] for p in c["positions"]] == pytest.approx([4 / 12, 5 / 12, 3 / 12])
     out = StringIO()
@@ -88,7 +99,11 @@ def test_macro_f1_and_positions(archaeology):
     assert printed["agreement"]["fleiss_kappa"] == pytest.approx(5 / 13)
     text = StringIO()
     call_command("agreement", "c", stdout=text)
-    assert "over slot shown" in text.getvalue() and "macro-F1" in text.getvalue() and "slot 2: true shown 4" in text.getvalue()
+    assert (
+        "over slot shown" in text.getvalue()
+        and "macro-F1" in text.getvalue()
+        and "slot 2: true shown 4" in text.getvalue()
+    )
 
 
 def test_pure_helpers():
@@ -107,8 +122,12 @@ def test_romqa_scores_per_agent_humans_and_ai(make_campaign, client, django_user
     campaign = make_campaign("romqa-select", "romqa", per_item=1)
     p = _participant(campaign, "alice")
     while (a := assignment_current(participant=p, now=T0)) is not None:
-        assignment_submit(participant=p, assignment_id=a.pk, post={"pick": [a.choices.index(t) for t in PICKS[a.item.external_id]]},
-                          now=T0)
+        assignment_submit(
+            participant=p,
+            assignment_id=a.pk,
+            post={"pick": [a.choices.index(t) for t in PICKS[a.item.external_id]]},
+            now=T0,
+        )
     bot = Agent.objects.create(kind="ai", name="multi-bot", subtype="rag")
     items = {i.external_id: i for i in Item.objects.filter(kind="romqa")}
     for ext, score, correct in (("r1", 1.0, True), ("r2", 0.0, False), ("r3", 0.5, False), ("r3", 1.0, True)):
@@ -117,17 +136,23 @@ def test_romqa_scores_per_agent_humans_and_ai(make_campaign, client, django_user
     rows = {r["agent"]: r for r in romqa["per_agent"]}
     # alice: F1 2/3, 1, 1, 1; robust: c1 min(2/3, 1), c2 1; accuracy 3/4, robust c1 no, c2 yes
     human = rows[p.agent.public_id]
-    assert (human["f1"], human["accuracy"], human["robust_f1"], human["robust_accuracy"]) == pytest.approx((11 / 12, 3 / 4, 5 / 6, 0.5))
+    assert (human["f1"], human["accuracy"], human["robust_f1"], human["robust_accuracy"]) == pytest.approx(
+        (11 / 12, 3 / 4, 5 / 6, 0.5)
+    )
     # the bot's latest answer on r3 counts: r1 (1, yes), r2 (0, no), r3 (1, yes); c1 min 0, c2 1
     ai = rows["multi-bot"]
-    assert (ai["f1"], ai["accuracy"], ai["robust_f1"], ai["robust_accuracy"]) == pytest.approx((2 / 3, 2 / 3, 0.5, 0.5))
+    assert (ai["f1"], ai["accuracy"], ai["robust_f1"], ai["robust_accuracy"]) == pytest.approx(
+        (2 / 3, 2 / 3, 0.5, 0.5)
+    )
     assert ai["n_clusters"] == 2 and ai["n_answers"] == 3
 
     # the research page reads the responses table the same way
     from quizsite.research.analyses import romqa_by_agent
 
     by_agent = {r["agent"]: r for r in romqa_by_agent()}
-    assert by_agent["multi-bot"]["robust_f1"] == pytest.approx(0.5) and by_agent["multi-bot"]["group"] == "rag"
+    assert (
+        by_agent["multi-bot"]["robust_f1"] == pytest.approx(0.5) and by_agent["multi-bot"]["group"] == "rag"
+    )
     assert by_agent[p.agent.public_id]["robust_f1"] == pytest.approx(5 / 6)
     client.force_login(django_user_model.objects.create_user("player"))
     assert client.get("/research/romqa/").status_code == 403

@@ -68,15 +68,21 @@ def test_regression_matches_weighted_newton_and_wald_by_hand():
     assert [got.std_errors[k] for k in ("intercept", "a", "b")] == pytest.approx(se.tolist(), rel=1e-6)
     assert [got.p_values[k] for k in ("intercept", "a", "b")] == pytest.approx(pv, rel=1e-5, abs=1e-12)
     assert got.n_relevant == int(y.sum()) and got.coefficients["a"] > 0
-    assert relevance_regressions(np.array([[0.9, 0.1]] * 4), x[:4], ["a", "b"])[0].note == "every item is relevant"
+    assert (
+        relevance_regressions(np.array([[0.9, 0.1]] * 4), x[:4], ["a", "b"])[0].note
+        == "every item is relevant"
+    )
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    ("For ten points, name this Baroque composer.", "person"),
-    ("It lies on the Seine. Name this capital of France.", "place"),
-    ("These poems include Howl. Name this collection.", "work"),
-    ("This element has atomic number 6.", "other"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("For ten points, name this Baroque composer.", "person"),
+        ("It lies on the Seine. Name this capital of France.", "place"),
+        ("These poems include Howl. Name this collection.", "work"),
+        ("This element has atomic number 6.", "other"),
+    ],
+)
 def test_answer_type(text, kind):
     assert analyses.answer_type(text) == kind
 
@@ -103,13 +109,26 @@ SUBTYPES = {"bot-i": "instruct", "bot-i2": "instruct", "bot-r": "retriever", "bo
 def hand_fit(db, tmp_path):
     empty = tmp_path / "fit"
     empty.mkdir()
-    responses = [{"query_id": q, "agent_id": a, "ruling": v} for a, rs in RULINGS.items() for q, v in rs.items()]
-    blob = artifact_pack(fit_dir=empty, queries=[{"id": k, "text": "Name this composer."} for k in ITEMS], agents=[],
-                         responses=responses)
-    run = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, settings={"model": "caimira", "dims": 2, "seed": 0},
-                                metrics={"dims": 2}, artifact=blob, finished_at=timezone.now())
+    responses = [
+        {"query_id": q, "agent_id": a, "ruling": v} for a, rs in RULINGS.items() for q, v in rs.items()
+    ]
+    blob = artifact_pack(
+        fit_dir=empty,
+        queries=[{"id": k, "text": "Name this composer."} for k in ITEMS],
+        agents=[],
+        responses=responses,
+    )
+    run = FitRun.objects.create(
+        status=FitRun.Status.SUCCEEDED,
+        settings={"model": "caimira", "dims": 2, "seed": 0},
+        metrics={"dims": 2},
+        artifact=blob,
+        finished_at=timezone.now(),
+    )
     for key, (r, d) in ITEMS.items():
-        FitItem.objects.create(fit=run, key=key, relevance=r, difficulty=d, effective_difficulty=(np.array(r) * d).tolist())
+        FitItem.objects.create(
+            fit=run, key=key, relevance=r, difficulty=d, effective_difficulty=(np.array(r) * d).tolist()
+        )
     for key in RULINGS:
         kind = "human" if key.startswith("h") else "ai"
         agent = Agent.objects.create(kind=kind, name=key, subtype=SUBTYPES.get(key, ""))
@@ -121,7 +140,9 @@ def hand_fit(db, tmp_path):
 
 def test_fig10_on_a_hand_made_fit(hand_fit):
     table = analyses.cluster_difficulty_table(hand_fit, n_clusters=2)
-    c1, c2 = table["clusters"]  # the a-items load on dim 1, the b-items on dim 2; equal sizes: first item first
+    c1, c2 = table[
+        "clusters"
+    ]  # the a-items load on dim 1, the b-items on dim 2; equal sizes: first item first
     assert (c1["size"], c2["size"]) == (2, 2)
     assert c1["weighted_difficulty"] == pytest.approx([2.5 / 1.7, 0.2 / 0.3])
     assert c1["overall"] == pytest.approx((0.9 + 1.8) / 2)
@@ -134,7 +155,9 @@ def test_fig9_and_fig6_by_agent_group(hand_fit):
     rows = {g["group"]: g for g in acc["groups"]}
     assert [g["group"] for g in acc["groups"]] == ["human", "retriever", "instruct", "ai"]
     assert rows["human"]["accuracy"] == pytest.approx([0.5, 1.0])
-    assert rows["instruct"]["accuracy"] == pytest.approx([1.0, 0.25])  # bot-i 2/2 on C1; C2 mean(bot-i 0/1, bot-i2 1/2)
+    assert rows["instruct"]["accuracy"] == pytest.approx(
+        [1.0, 0.25]
+    )  # bot-i 2/2 on C1; C2 mean(bot-i 0/1, bot-i2 1/2)
     assert rows["instruct"]["n_agents"] == 2 and rows["instruct"]["n_agents_by_cluster"] == [1, 2]
     assert rows["retriever"]["accuracy"] == [0.0, None]
     assert rows["ai"]["accuracy"] == [None, 1.0]
@@ -146,23 +169,49 @@ def test_figures_on_the_page_and_exports(client, staff, django_user_model, hand_
     url = reverse("research:fit_detail", args=[hand_fit.pk])
     client.force_login(django_user_model.objects.create_user("player"))
     assert client.get(url).status_code == 403
-    assert client.get(reverse("research:export_fit", args=[hand_fit.pk, "figures", "json"])).status_code == 403
+    assert (
+        client.get(reverse("research:export_fit", args=[hand_fit.pk, "figures", "json"])).status_code == 403
+    )
     client.force_login(staff)
     page = client.get(url)
     assert page.status_code == 200
-    for anchor in (b'id="fig10"', b'id="fig5"', b'id="fig9"', b'id="fig6"', b"Overall", b"Instruction-tuned LLM"):
+    for anchor in (
+        b'id="fig10"',
+        b'id="fig5"',
+        b'id="fig9"',
+        b'id="fig6"',
+        b"Overall",
+        b"Instruction-tuned LLM",
+    ):
         assert anchor in page.content
     for name in ("cluster-difficulty", "group-clusters", "group-skills"):
         svg = client.get(reverse("research:fit_plot", args=[hand_fit.pk, name]))
         assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml" and b"<svg" in svg.content
-    data = json.loads(b"".join(client.get(reverse("research:export_fit", args=[hand_fit.pk, "figures", "json"])).streaming_content))
+    data = json.loads(
+        b"".join(
+            client.get(
+                reverse("research:export_fit", args=[hand_fit.pk, "figures", "json"])
+            ).streaming_content
+        )
+    )
     # the page's default is 12 clusters; four items make at most four, one item each: Overall = r_j . d_j
     overall = sorted(c["overall"] for c in data["cluster_difficulty"]["clusters"])
     assert overall == pytest.approx(sorted([0.9, 1.8, -0.9, -0.2]))
-    body = b"".join(client.get(reverse("research:export_fit", args=[hand_fit.pk, "cluster_difficulty", "csv"])).streaming_content)
+    body = b"".join(
+        client.get(
+            reverse("research:export_fit", args=[hand_fit.pk, "cluster_difficulty", "csv"])
+        ).streaming_content
+    )
     rows = list(csv.reader(io.StringIO(body.decode())))
-    assert rows[0] == ["cluster", "size", "weighted_difficulty dim 1", "weighted_difficulty dim 2", "overall",
-                       "mean_relevance dim 1", "mean_relevance dim 2"]
+    assert rows[0] == [
+        "cluster",
+        "size",
+        "weighted_difficulty dim 1",
+        "weighted_difficulty dim 2",
+        "overall",
+        "mean_relevance dim 1",
+        "mean_relevance dim 2",
+    ]
     assert len(rows) == 5
     assert client.get(reverse("research:export_fit", args=[hand_fit.pk, "figures", "csv"])).status_code == 404
 

@@ -4,15 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agent',
-            name='subtype',
-            field=models.CharField(blank=True, choices=[('human', 'Human'), ('retriever', 'Retriever'), ('base', 'Base LLM'), ('instruct', 'Instruction-tuned LLM'), ('api', 'API model'), ('rag', 'Retrieval-augmented (RAG)'), ('other', 'Other')], default='', help_text='Sub-type for figures by agent group (humans, retrievers, base, instruct, API, RAG).', max_length=16),
+            model_name="agent",
+            name="subtype",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("human", "Human"),
+                    ("retriever", "Retriever"),
+                    ("base", "Base LLM"),
+                    ("instruct", "Instruction-tuned LLM"),
+                    ("api", "API model"),
+                    ("rag", "Retrieval-augmented (RAG)"),
+                    ("other", "Other"),
+                ],
+                default="",
+                help_text="Sub-type for figures by agent group (humans, retrievers, base, instruct, API, RAG).",
+                max_length=16,
+            ),
         ),
     ]
