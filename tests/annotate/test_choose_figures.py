@@ -154,9 +154,9 @@ def test_romqa_scores_per_agent_humans_and_ai(make_campaign, client, django_user
         by_agent["multi-bot"]["robust_f1"] == pytest.approx(0.5) and by_agent["multi-bot"]["group"] == "rag"
     )
     assert by_agent[p.agent.public_id]["robust_f1"] == pytest.approx(5 / 6)
-    client.force_login(django_user_model.objects.create_user("player"))
+    client.force_login(django_user_model.objects.create_user("romqa-player"))
     assert client.get("/research/romqa/").status_code == 403
-    researcher = django_user_model.objects.create_user("res")
+    researcher = django_user_model.objects.create_user("romqa-res")
     researcher.groups.add(Group.objects.get_or_create(name="researcher")[0])
     client.force_login(researcher)
     page = client.get("/research/romqa/")
