@@ -169,7 +169,7 @@ def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
         Task.GHIGLIOTTINA_CHOOSE: "option role (solution, distractor 1-3)",
         Task.GHIGLIOTTINA_OPEN: "typed word (normalised)",
         Task.ROMQA_SELECT: "ticked or not",
-    }[Task(task)]
+    }.get(Task(task), "none (no answers yet)")
     return record
 
 

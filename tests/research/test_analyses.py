@@ -222,3 +222,18 @@ def test_export_command_prints_figures_json(hand_fit, capsys):
     call_command("export", "figures", "--fit", str(hand_fit.pk), "--out", "-", "--format", "json")
     data = json.loads(capsys.readouterr().out)
     assert data["fit"] == hand_fit.pk and len(data["cluster_difficulty"]["clusters"]) == 4
+
+
+def test_api_figures_and_agent_subtype(staff, django_user_model, hand_fit):
+    from .test_api import token_client
+
+    api = token_client(staff)
+    data = api.get(f"/api/fits/{hand_fit.pk}/figures/").json()
+    groups = {g["group"]: g for g in data["group_cluster_accuracy"]["groups"]}
+    assert groups["instruct"]["n_agents"] == 2
+    assert sorted(c["overall"] for c in data["cluster_difficulty"]["clusters"]) == pytest.approx(sorted([0.9, 1.8, -0.9, -0.2]))
+    agents = {a["name"]: a for a in api.get("/api/agents/").json()["results"]}
+    assert agents["bot-r"]["subtype"] == "retriever"
+    assert token_client(django_user_model.objects.create_user("api-player")).get(f"/api/fits/{hand_fit.pk}/figures/").status_code == 403
+    queued = FitRun.objects.create(settings={"model": "caimira"})
+    assert api.get(f"/api/fits/{queued.pk}/figures/").status_code == 404
