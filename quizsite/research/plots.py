@@ -173,7 +173,8 @@ def _heatmap(values: np.ndarray, rows: list[str], columns: list[str], title: str
         for j in range(values.shape[1]):
             v = values[i, j]
             if np.isfinite(v):
-                dark = abs(v - (vmin + vmax) / 2) > 0.33 * (vmax - vmin)
+                # a diverging map is dark at both ends; viridis only at the low end
+                dark = abs(v - (vmin + vmax) / 2) > 0.33 * (vmax - vmin) if center else v < vmin + 0.45 * (vmax - vmin)
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
     fig.colorbar(image, ax=ax, shrink=0.8)
     return _svg(fig)
