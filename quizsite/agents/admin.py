@@ -5,6 +5,7 @@ from .models import Agent
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ("id", "public_id", "kind", "name", "user", "created_at")
-    list_filter = ("kind",)
+    list_display = ("id", "public_id", "kind", "subtype", "name", "user", "created_at")
+    list_filter = ("kind", "subtype")
+    list_editable = ("subtype",)
     search_fields = ("name", "public_id", "external_id")

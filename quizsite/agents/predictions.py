@@ -3,7 +3,8 @@
 JSON lines, one answer each:
     {"agent": "my-model", "item_set": "demo-tossups", "item_id": "demo-lit-001", "guess": "Claude Monet",
      "word_index": 42 | "clue_index": 2 (tossups: how much of the text the agent saw; default: all),
-     "confidence": 0.7 (optional), "meta": {...} (optional)}
+     "confidence": 0.7 (optional), "meta": {...} (optional),
+     "subtype": "instruct" (optional: the agent's sub-type, one of Agent.Subtype; blank leaves it as it is)}
 `guess` is a string, or for romqa a list of candidate texts. Like every importer it checks the whole file
 first and writes in one transaction; a line already imported (same agent, item, position, guess) is
 skipped, so importing twice adds nothing.
@@ -19,7 +20,7 @@ from pathlib import Path
 from django.db import transaction
 
 from quizsite.items.importers.base import ImportError_, read_records, require
-from quizsite.items.importers.records import agents_get_or_create
+from quizsite.items.importers.records import agents_get_or_create, agents_subtype_set, subtype_field
 from quizsite.items.models import Item, Response
 
 from .models import Agent
@@ -53,6 +54,7 @@ def predictions_import(*, path: Path, agent_name: str = "") -> PredictionReport:
         )
     }
     rows = []
+    subtypes: dict[str, str] = {}
     for lineno, obj in records:
         require(path, lineno, obj, "item_set", "item_id")
         if "guess" not in obj:
@@ -60,6 +62,9 @@ def predictions_import(*, path: Path, agent_name: str = "") -> PredictionReport:
         name = str(obj.get("agent") or agent_name)
         if not name:
             raise ImportError_(str(path), lineno, "no agent: give an 'agent' field or --agent")
+        subtype = subtype_field(path, lineno, obj)
+        if subtype and subtypes.setdefault(name, subtype) != subtype:
+            raise ImportError_(str(path), lineno, f"agent {name!r} has sub-type {subtypes[name]!r} on an earlier line, {subtype!r} here")
         item = items.get((str(obj["item_set"]), str(obj["item_id"])))
         if item is None:
             raise ImportError_(str(path), lineno, f"unknown item {obj['item_set']}/{obj['item_id']}")
@@ -76,6 +81,7 @@ def predictions_import(*, path: Path, agent_name: str = "") -> PredictionReport:
     with transaction.atomic():
         agents, _ = agents_get_or_create(kind=Agent.Kind.AI, names={name: name for name, *_ in rows})
         report.agents = len(agents)
+        agents_subtype_set(agents=agents, subtypes=subtypes)
         seen = set(
             Response.objects.filter(agent__in=agents.values(), source=Response.Source.AGENT_RUN)
             .filter(meta__has_key="prediction_key")

@@ -72,3 +72,78 @@ def krippendorff_alpha_nominal(table: np.ndarray) -> float | None:
     if np.isclose(disagree_expected, 0.0):
         return None
     return float(1 - disagree_observed / disagree_expected)
+
+
+@dataclass(frozen=True)
+class RobustScores:
+    """RoMQA's figures for one agent: F1 and accuracy over its answers, and their robust forms, the
+    minimum over each cluster's questions averaged over clusters (a cluster counts as correct only when
+    every one of its questions is)."""
+
+    f1: float | None
+    accuracy: float | None
+    robust_f1: float | None
+    robust_accuracy: float | None
+    n_answers: int
+    n_clusters: int
+
+
+def robust_scores(answers: Iterable[tuple[Hashable, float | None, bool | None]]) -> RobustScores:
+    """answers: (cluster id, F1 or None, correct or None), one per question the agent answered."""
+    rows = list(answers)
+    clusters: dict[Hashable, list[tuple[float | None, bool | None]]] = {}
+    for cluster, f1, correct in rows:
+        clusters.setdefault(cluster, []).append((f1, correct))
+    f1s = [f for _c, f, _ok in rows if f is not None]
+    oks = [bool(ok) for _c, _f, ok in rows if ok is not None]
+
+    def mean(values: list[float]) -> float | None:
+        return float(np.mean(values)) if values else None
+
+    robust_f1 = [
+        min(f or 0.0 for f, _ok in rs) for rs in clusters.values() if any(f is not None for f, _ok in rs)
+    ]
+    robust_ok = [
+        float(all(bool(ok) for _f, ok in rs))
+        for rs in clusters.values()
+        if any(ok is not None for _f, ok in rs)
+    ]
+    return RobustScores(
+        mean(f1s), mean([float(o) for o in oks]), mean(robust_f1), mean(robust_ok), len(rows), len(clusters)
+    )
+
+
+def macro_f1(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float | None:
+    """Mean over classes of F1_c = 2 TP_c / (2 TP_c + FP_c + FN_c), the classes being every label that occurs
+    in gold or predicted (scikit-learn's f1_score(average="macro") with those labels)."""
+    if len(gold) != len(predicted):
+        raise ValueError("gold and predicted differ in length")
+    if not gold:
+        return None
+    scores = []
+    for c in sorted(set(gold) | set(predicted), key=repr):
+        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == c and p == c)
+        fp = sum(1 for g, p in zip(gold, predicted, strict=True) if g != c and p == c)
+        fn = sum(1 for g, p in zip(gold, predicted, strict=True) if g == c and p != c)
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores))
+
+
+def position_effects(answers: Iterable[tuple[int, int]], n_slots: int) -> list[dict[str, float | int | None]]:
+    """answers: (slot the true option was shown in, slot chosen), 0-based. Per slot s: how often the true
+    option was shown there, the accuracy of those answers, and the share of all answers that chose slot s
+    (1 / n_slots for an annotator without a position bias)."""
+    rows = list(answers)
+    out: list[dict[str, float | int | None]] = []
+    for s in range(n_slots):
+        shown = [chosen == true for true, chosen in rows if true == s]
+        out.append(
+            {
+                "slot": s + 1,
+                "true_shown": len(shown),
+                "accuracy_when_true_here": float(np.mean(shown)) if shown else None,
+                "chosen": sum(1 for _t, chosen in rows if chosen == s),
+                "choice_rate": sum(1 for _t, chosen in rows if chosen == s) / len(rows) if rows else None,
+            }
+        )
+    return out

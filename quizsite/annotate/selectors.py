@@ -121,21 +121,7 @@ def _responses(rows: list[Assignment]) -> list[Response]:
     return [_answer(a) for a in rows]
 
 
-def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
-    """Units and categories: the chosen option (choose tasks), the typed word (open game), or each
-    (question, candidate) ticked or not (romqa). Written questions have no categories to agree on."""
-    units: dict[Any, list[Any]] = defaultdict(list)
-    for a in done:
-        if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
-            units[a.item_id].append(_answer(a).given)
-        elif task == Task.GHIGLIOTTINA_OPEN:
-            units[a.item_id].append(_norm(_answer(a).given) or "(blank)")
-        elif task == Task.ROMQA_SELECT:
-            chosen = set(_chosen(_answer(a)))
-            for cand in a.item.data["candidates"]:
-                units[(a.item_id, cand["text"])].append(cand["text"] in chosen)
-        else:
-            return None
+def _kappa_record(units: dict[Any, list[Any]]) -> dict[str, Any]:
     table = agreement.count_table(units.values())
     kappa = agreement.fleiss_kappa(table)
     return {
@@ -144,12 +130,97 @@ def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
         "chance_p_e": kappa.p_e,
         "krippendorff_alpha": agreement.krippendorff_alpha_nominal(table),
         "n_units": kappa.n_items,
-        "unit": "question-candidate pair" if task == Task.ROMQA_SELECT else "item",
     }
 
 
+def option_role(task: str, item: Item, option: str) -> str:
+    """A category every item shares: archaeology's true question / decoy 1 / decoy 2 (the order of
+    `other_questions` in the item), Ghigliottina's solution / distractor n (the item's order of `choices`)."""
+    if task == Task.ARCHAEOLOGY_CHOOSE:
+        if option == item.data["true_question"]:
+            return "true question"
+        others = list(item.data.get("other_questions") or [])
+        return f"decoy {others.index(option) + 1}" if option in others else "unknown"
+    choices = list(item.data.get("choices") or [])
+    if option not in choices:
+        return "unknown"
+    index, label = choices.index(option), item.data.get("label")
+    if index == label:
+        return "solution"
+    return f"distractor {index + 1 - (label is not None and index > label)}"
+
+
+def _truth(task: str, item: Item) -> str:
+    return item.data["true_question"] if task == Task.ARCHAEOLOGY_CHOOSE else item.data["choices"][item.data["label"]]
+
+
+def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
+    """Units and categories: for choose tasks each item is a unit and the category is the chosen option's
+    role (true question / decoy 1 / decoy 2), which every item shares, so chance agreement P_e is the
+    pooled share of each role; the typed word (open game); or each (question, candidate) ticked or not
+    (romqa). Written questions have no categories to agree on."""
+    units: dict[Any, list[Any]] = defaultdict(list)
+    for a in done:
+        if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
+            units[a.item_id].append(option_role(task, a.item, _answer(a).given))
+        elif task == Task.GHIGLIOTTINA_OPEN:
+            units[a.item_id].append(_norm(_answer(a).given) or "(blank)")
+        elif task == Task.ROMQA_SELECT:
+            chosen = set(_chosen(_answer(a)))
+            for cand in a.item.data["candidates"]:
+                units[(a.item_id, cand["text"])].append(cand["text"] in chosen)
+        else:
+            return None
+    record = _kappa_record(units)
+    record["unit"] = "question-candidate pair" if task == Task.ROMQA_SELECT else "item"
+    record["categories"] = {
+        Task.ARCHAEOLOGY_CHOOSE: "option role (true question, decoy 1, decoy 2)",
+        Task.GHIGLIOTTINA_CHOOSE: "option role (solution, distractor 1-3)",
+        Task.GHIGLIOTTINA_OPEN: "typed word (normalised)",
+        Task.ROMQA_SELECT: "ticked or not",
+    }.get(Task(task), "none (no answers yet)")
+    return record
+
+
+def _choose(task: str, done: list[Assignment]) -> dict[str, Any]:
+    """Choose tasks: agreement over the slot shown (is the position chosen shared?), agreement over the
+    option's own text (the older, per-item categories, for comparison), macro-F1 with the true option's
+    slot as the class, and accuracy and choice rate by the slot the true option was shown in. The order
+    shown is the response's `choices` (the assignment's when a response lacks it)."""
+    by_slot: dict[Any, list[Any]] = defaultdict(list)
+    by_text: dict[Any, list[Any]] = defaultdict(list)
+    gold: list[int] = []
+    predicted: list[int] = []
+    n_slots = 0
+    for a in done:
+        response = _answer(a)
+        shown = list(response.choices or a.choices or [])
+        by_text[a.item_id].append(response.given)
+        truth = _truth(task, a.item)
+        if response.given not in shown or truth not in shown:
+            continue
+        n_slots = max(n_slots, len(shown))
+        by_slot[a.item_id].append(shown.index(response.given))
+        gold.append(shown.index(truth))
+        predicted.append(shown.index(response.given))
+    return {
+        "agreement_by_slot": _kappa_record(by_slot),
+        "agreement_by_option_text": _kappa_record(by_text),
+        "macro_f1": agreement.macro_f1(gold, predicted),
+        "macro_f1_classes": "slot of the true option (1..n), predicted: slot chosen",
+        "positions": agreement.position_effects(zip(gold, predicted, strict=True), n_slots),
+        "n_answers_with_order": len(gold),
+    }
+
+
+def _robust(scores: agreement.RobustScores) -> dict[str, Any]:
+    return {"f1": scores.f1, "accuracy": scores.accuracy, "robust_f1": scores.robust_f1,
+            "robust_accuracy": scores.robust_accuracy, "n_answers": scores.n_answers, "n_clusters": scores.n_clusters}
+
+
 def _romqa(done: list[Assignment]) -> dict[str, Any]:
-    """F1 and accuracy, and their robust forms: per annotator and cluster the worst question, averaged."""
+    """F1 and accuracy, and their robust forms: per annotator and cluster the worst question, averaged; then
+    the same per agent, every annotator and every AI system that answered the campaign's items."""
     per_cluster: dict[tuple[int, str], list[Response]] = defaultdict(list)
     for a in done:
         per_cluster[(a.participant_id, str(a.item.data.get("cluster_id")))].append(_answer(a))
@@ -157,12 +228,26 @@ def _romqa(done: list[Assignment]) -> dict[str, Any]:
     acc = [bool(_answer(a).correct) for a in done]
     robust_f1 = [min(r.score or 0.0 for r in rs) for rs in per_cluster.values()]
     robust_acc = [all(r.correct for r in rs) for rs in per_cluster.values()]
+    humans: dict[str, list[tuple[str, float | None, bool | None]]] = defaultdict(list)
+    for a in done:
+        humans[a.participant.agent.public_id].append((str(a.item.data.get("cluster_id")), _answer(a).score, _answer(a).correct))
+    per_agent = [{"agent": name, "kind": "human", **_robust(agreement.robust_scores(rows))} for name, rows in sorted(humans.items())]
+    ai: dict[str, dict[int, tuple[str, float | None, bool | None]]] = defaultdict(dict)
+    rows = (
+        Response.objects.filter(item_id__in={a.item_id for a in done}, agent__kind=Agent.Kind.AI)
+        .values_list("agent__name", "item_id", "item__data__cluster_id", "score", "correct").order_by("created_at", "id")
+    )
+    for name, item_id, cluster, score, correct in rows:
+        ai[name][item_id] = (str(cluster), score, correct)  # latest answer per item
+    per_agent += [{"agent": name, "kind": "ai", **_robust(agreement.robust_scores(answers.values()))}
+                  for name, answers in sorted(ai.items())]
     return {
         "f1": _mean(f1),
         "accuracy": _share(acc),
         "robust_f1": _mean(robust_f1),
         "robust_accuracy": _share(robust_acc),
         "n_clusters": len(per_cluster),
+        "per_agent": per_agent,
     }
 
 
@@ -297,6 +382,8 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
         stats["similarity"] = _written(campaign, done)
     if task == Task.ROMQA_SELECT:
         stats["romqa"] = _romqa(done)
+    if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
+        stats["choose"] = _choose(task, done)
     if task == Task.GHIGLIOTTINA_OPEN:
         stats["median_ms_to_solve"] = _median([r.duration_ms for r in _responses(done) if r.correct and r.duration_ms is not None])
     if task == Task.ARCHAEOLOGY_AUTHOR:

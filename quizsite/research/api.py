@@ -16,14 +16,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import permissions, routers, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.response import Response as ApiResponse
 
 from quizsite.agents.models import Agent
 from quizsite.core.roles import is_researcher, researcher_required
 from quizsite.items.models import Item, Response
 
-from . import services
+from . import analyses, services
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, responses_selected, with_latest_override
 
@@ -111,7 +112,7 @@ class AgentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Agent
-        fields = ["id", "kind", "name", "created_at"]
+        fields = ["id", "kind", "subtype", "name", "created_at"]
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_name(self, obj: Agent) -> str:
@@ -249,6 +250,14 @@ class FitRunViewSet(ResearchViewSet):
             qs = qs.filter(cluster=int(request.query_params["cluster"]))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(FitItemSerializer(page, many=True).data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, description="The analysis figures of a succeeded fit (research README).")
+    @action(detail=True, methods=["get"])
+    def figures(self, request, pk=None):
+        run = self.get_object()
+        if run.status != FitRun.Status.SUCCEEDED:
+            raise NotFound("this fit has no results")
+        return ApiResponse(analyses.fit_figures(run))
 
 
 router = routers.DefaultRouter()

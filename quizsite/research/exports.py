@@ -234,3 +234,48 @@ def stream_fit(run: FitRun, what: str, fmt: str) -> Iterator[bytes]:
         return (*scalars, *(x for v in vectors for x in (list(r[v]) + [None] * (m - len(r[v])))))
 
     return stream_csv((flat(r) for r in records), columns)
+
+
+# --- analysis figures (analyses.py) ----------------------------------------------------------------------
+
+FIGURES = ("figures", "cluster_difficulty", "regressions", "group_accuracy", "romqa")
+
+
+def _figure_rows(run: FitRun, what: str) -> tuple[list[str], list[tuple]]:
+    from . import analyses
+
+    dims = run.dim_names()
+    if what == "cluster_difficulty":
+        table = analyses.cluster_difficulty_table(run) or {"clusters": []}
+        columns = ["cluster", "size", *[f"weighted_difficulty {d}" for d in dims], "overall", *[f"mean_relevance {d}" for d in dims]]
+        return columns, [(c["cluster"] + 1, c["size"], *c["weighted_difficulty"], c["overall"], *c["mean_relevance"])
+                         for c in table["clusters"]]
+    if what == "regressions":
+        reg = analyses.dimension_regressions(run) or {"dimensions": []}
+        return ["dimension", "name", "n_items", "n_relevant", "feature", "coef", "std_err", "p_value", "note"], [
+            (d["dimension"] + 1, d["name"], d["n_items"], d["n_relevant"], t["feature"], t["coef"], t["std_err"], t["p_value"], d["note"])
+            for d in reg["dimensions"] for t in (d["terms"] or [{"feature": None, "coef": None, "std_err": None, "p_value": None}])
+        ]
+    if what == "group_accuracy":
+        acc = analyses.group_cluster_accuracy(run) or {"groups": []}
+        return ["group", "label", "n_agents", "cluster", "cluster_size", "accuracy", "n_agents_in_cluster"], [
+            (g["group"], g["label"], g["n_agents"], c["cluster"] + 1, c["size"], g["accuracy"][c["cluster"]],
+             g["n_agents_by_cluster"][c["cluster"]])
+            for g in acc["groups"] for c in acc["clusters"]
+        ]
+    raise ValueError(f"no CSV for {what}")
+
+
+def figure_export(run: FitRun, what: str, fmt: str) -> Iterator[bytes]:
+    """An analysis figure's numbers: `figures.json` has them all; each table also as CSV or JSON."""
+    from . import analyses
+
+    if what not in FIGURES or what == "romqa" or fmt not in ("csv", "json") or (what == "figures" and fmt == "csv"):
+        raise ValueError("no such figure export")
+    if fmt == "json":
+        data = analyses.fit_figures(run)
+        key = {"figures": None, "cluster_difficulty": "cluster_difficulty", "regressions": "dimension_regressions",
+               "group_accuracy": "group_cluster_accuracy"}[what]
+        return iter([json.dumps(data if key is None else data[key], indent=2, ensure_ascii=False).encode()])
+    columns, rows = _figure_rows(run, what)
+    return stream_csv(rows, columns)

@@ -150,3 +150,90 @@ PLOTS: dict[str, Callable[[FitRun], str]] = {
     "clusters": clusters_svg,
     "history": history_svg,
 }
+
+
+# --- analysis figures (analyses.py) ----------------------------------------------------------------------
+
+
+def _heatmap(values: np.ndarray, rows: list[str], columns: list[str], title: str, cmap: str, center: bool) -> str:
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(columns) + 2.5), 0.42 * len(rows) + 1.6))
+    finite = values[np.isfinite(values)]
+    if center:
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        vmin, vmax = -(bound or 1.0), bound or 1.0
+    else:
+        vmin, vmax = 0.0, 1.0
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(columns)))
+    ax.set_xticklabels(columns, fontsize=8, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows, fontsize=8)
+    ax.set_title(title, fontsize=10)
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            v = values[i, j]
+            if np.isfinite(v):
+                # a diverging map is dark at both ends; viridis only at the low end
+                dark = abs(v - (vmin + vmax) / 2) > 0.33 * (vmax - vmin) if center else v < vmin + 0.45 * (vmax - vmin)
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if dark else "black")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return _svg(fig)
+
+
+def cluster_difficulty_svg(run: FitRun) -> str:
+    """Fig. 10: relevance-weighted difficulty per question cluster and dimension, and Overall (mean r_j . d_j)."""
+    from .analyses import cluster_difficulty_table
+
+    table = cluster_difficulty_table(run)
+    if not table or not table["clusters"]:
+        return _empty("no relevance (CAIMIRA fits only)")
+    rows = [f"C{c['cluster'] + 1} (n={c['size']})" for c in table["clusters"]]
+    values = np.asarray([[np.nan if v is None else v for v in c["weighted_difficulty"]] + [np.nan if c["overall"] is None else c["overall"]]
+                         for c in table["clusters"]], dtype=np.float64)
+    return _heatmap(values, rows, [*table["dim_names"], "Overall"], "relevance-weighted difficulty", "RdBu_r", center=True)
+
+
+def group_clusters_svg(run: FitRun) -> str:
+    """Fig. 9: accuracy of each agent group on each question cluster."""
+    from .analyses import group_cluster_accuracy
+
+    acc = group_cluster_accuracy(run)
+    if not acc or not acc["groups"]:
+        return _empty("no relevance (CAIMIRA fits only)")
+    values = np.asarray([[np.nan if v is None else v for v in g["accuracy"]] for g in acc["groups"]], dtype=np.float64)
+    rows = [f"{g['label']} ({g['n_agents']})" for g in acc["groups"]]
+    columns = [f"C{c['cluster'] + 1}" for c in acc["clusters"]]
+    return _heatmap(values, rows, columns, "accuracy by agent group and question cluster", "viridis", center=False)
+
+
+def group_skills_svg(run: FitRun) -> str:
+    """Fig. 6: skills per dimension by agent group (the agent's sub-type)."""
+    from .analyses import GROUP_LABEL, GROUPS, group_skill_values
+
+    values = group_skill_values(run)
+    if not values:
+        return _empty("no fitted agents")
+    names = run.dim_names()
+    groups = [g for g, _label in GROUPS if any(gg == g for gg, _s in values)]
+    colors = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(1, len(names), figsize=(max(3.0, 2.4 * len(names)), 3.8), sharey=True, squeeze=False)
+    for k, ax in enumerate(axes[0]):
+        data = [np.asarray([s[k] for gg, s in values if gg == g and len(s) > k]) for g in groups]
+        box = ax.boxplot(data, positions=range(len(groups)), widths=0.6, showfliers=False, patch_artist=True)
+        for i, patch in enumerate(box["boxes"]):
+            patch.set(facecolor=colors(i), alpha=0.35)
+        for i, d in enumerate(data):
+            ax.scatter(np.full(len(d), i), d, s=10, color=colors(i), zorder=3)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([GROUP_LABEL[g] for g in groups], fontsize=7, rotation=40, ha="right")
+        ax.set_title(names[k], fontsize=10)
+        ax.axhline(0, color="#999", lw=0.6, zorder=0)
+    axes[0][0].set_ylabel("skill")
+    return _svg(fig)
+
+
+PLOTS.update({
+    "cluster-difficulty": cluster_difficulty_svg,
+    "group-clusters": group_clusters_svg,
+    "group-skills": group_skills_svg,
+})

@@ -17,6 +17,7 @@ urlpatterns = [
     path("fits/<int:pk>/items/", views.fit_items, name="fit_items"),
     path("fits/<int:pk>/items/<int:item_pk>/", views.fit_item, name="fit_item"),
     path("reports/", views.reports, name="reports"),
+    path("romqa/", views.romqa, name="romqa"),
     path("reports/<int:pk>/resolve/", views.report_resolve, name="report_resolve"),
 ]
 urlpatterns += [

@@ -18,7 +18,7 @@ from quizsite.agents.models import Agent
 from quizsite.core.roles import researcher_required
 from quizsite.items.models import Item, RulingReport
 
-from . import exports, plots, selectors, services
+from . import analyses, exports, plots, selectors, services
 from .embedding import EMBEDDER_CHOICES
 from .forms import FitForm, LabelsForm
 from .models import FitRun
@@ -86,6 +86,7 @@ def fit_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "agents": selectors.fit_agents(run),
             "kind_summary": selectors.agent_kind_summary(run),
             "labels_form": LabelsForm(dims=run.dims, labels=run.dim_labels),
+            "figures": analyses.fit_figures(run),
         })
     return render(request, "research/fit_detail.html", context)
 
@@ -244,8 +245,34 @@ def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
 @researcher_required
 def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingHttpResponse:
     run = _run(pk)
+    if what in exports.FIGURES and run.status == FitRun.Status.SUCCEEDED:
+        try:
+            chunks = exports.figure_export(run, what, fmt)
+        except ValueError:
+            raise Http404("nothing to export") from None
+        response = StreamingHttpResponse(chunks, content_type="application/json" if fmt == "json" else exports.FORMATS["csv"][0])
+        response["Content-Disposition"] = f'attachment; filename="fit-{run.pk}-{what}.{fmt}"'
+        return response
     if run.status != FitRun.Status.SUCCEEDED or what not in ("agents", "items") or fmt not in ("csv", "jsonl"):
         raise Http404("nothing to export")
     response = StreamingHttpResponse(exports.stream_fit(run, what, fmt), content_type=exports.FORMATS[fmt][0])
     response["Content-Disposition"] = f'attachment; filename="fit-{run.pk}-{what}.{fmt}"'
     return response
+
+
+@researcher_required
+def romqa(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """RoMQA's figures per agent, humans and AI systems alike; `?format=csv|json` downloads them."""
+    sets = [s for s in request.GET.getlist("item_set") if s]
+    rows = analyses.romqa_by_agent(sets or None)
+    fmt = request.GET.get("format", "")
+    if fmt == "json":
+        return JsonResponse({"item_sets": sets, "agents": rows})
+    if fmt == "csv":
+        columns = ["agent", "kind", "group", "n_answers", "n_clusters", "f1", "accuracy", "robust_f1", "robust_accuracy"]
+        response = StreamingHttpResponse(exports.stream_csv((tuple(r[c] for c in columns) for r in rows), columns),
+                                         content_type=exports.FORMATS["csv"][0])
+        response["Content-Disposition"] = 'attachment; filename="romqa.csv"'
+        return response
+    romqa_sets = selectors.item_sets_with_counts().filter(items__kind=Item.Kind.ROMQA).distinct()
+    return render(request, "research/romqa.html", {"rows": rows, "item_sets": romqa_sets, "chosen": sets})

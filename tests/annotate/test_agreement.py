@@ -93,15 +93,26 @@ def test_campaign_agreement_matches_statsmodels_on_the_same_answers(make_campaig
     campaign = run_campaign(make_campaign)
     stats = campaign_stats(campaign, T0)
     ids = ["g1", "g2", "g3", "g4"]
+    # the older categories, each option's own word: no two games share one, so P_e is small
     words = sorted({w for picks in PICKS.values() for w in picks.values()})
     matrix = np.array([[words.index(PICKS[a][i]) for a in PICKS] for i in ids])  # items x raters
     table, _ = aggregate_raters(matrix)
-    a = stats["agreement"]
-    assert a["fleiss_kappa"] == pytest.approx(sm_fleiss_kappa(table))
+    by_text = stats["choose"]["agreement_by_option_text"]
+    assert by_text["fleiss_kappa"] == pytest.approx(sm_fleiss_kappa(table))
     p_bar, p_e = by_hand_parts(table)
-    assert a["observed_p_bar"] == pytest.approx(p_bar) and a["chance_p_e"] == pytest.approx(p_e)
+    assert by_text["observed_p_bar"] == pytest.approx(p_bar) and by_text["chance_p_e"] == pytest.approx(p_e)
+    # the shared categories, each option's role: pila (g1), barca (g2), piano (g3) are distractor 1 of their
+    # game, vela (g4) distractor 2; every game has 2 solutions and 1 distractor, so P_i = (4 + 1 - 3) / 6 = 1/3,
+    # shares 8/12, 3/12, 1/12: P_e = (64 + 9 + 1) / 144, kappa = (48 - 74) / (144 - 74) = -26/70
+    a = stats["agreement"]
+    assert a["categories"].startswith("option role")
+    assert a["observed_p_bar"] == pytest.approx(1 / 3) and a["chance_p_e"] == pytest.approx(74 / 144)
+    assert a["fleiss_kappa"] == pytest.approx(-26 / 70)
     assert a["n_units"] == 4
-    assert a["krippendorff_alpha"] == pytest.approx(krippendorff_alpha_nominal(table))
+    roles = [["S", "S", "D1"], ["S", "D1", "S"], ["S", "S", "D1"], ["S", "D2", "S"]]
+    assert a["krippendorff_alpha"] == pytest.approx(krippendorff_alpha_nominal(count_table(roles)))
+    assert sm_fleiss_kappa(aggregate_raters(np.array([[["S", "D1", "D2"].index(r) for r in u] for u in roles]))[0]) == \
+        pytest.approx(a["fleiss_kappa"])
     assert stats["progress"]["answers"] == 12 and stats["progress"]["items_complete"] == 4
     assert stats["accuracy"] == pytest.approx(8 / 12)
     assert [row["accuracy"] for row in stats["items"]] == pytest.approx([2 / 3] * 4)  # one dissent per game

@@ -69,8 +69,9 @@ def staff(db, django_user_model):  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def _fresh_fit_caches():
     """Loaded fits are cached per process by run id; test databases reuse ids, so each test starts clean."""
-    from quizsite.research import adaptive, artifacts, selectors
+    from quizsite.research import adaptive, analyses, artifacts, selectors
 
-    for cached in (artifacts.fit_result_load, artifacts.fit_data_load, selectors._rulings_by_query, adaptive._bank):
+    for cached in (artifacts.fit_result_load, artifacts.fit_data_load, selectors._rulings_by_query, adaptive._bank,
+                   analyses._clusters):
         cached.cache_clear()
     yield

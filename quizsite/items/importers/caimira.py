@@ -40,7 +40,13 @@ from .base import (
     tossup_field,
 )
 from .limits import MAX_ANSWER_CHARS, MAX_CLUES
-from .records import agents_get_or_create, existing_import_keys, occurrence_keys
+from .records import (
+    agents_get_or_create,
+    agents_subtype_set,
+    existing_import_keys,
+    occurrence_keys,
+    subtype_field,
+)
 
 AGENT_TYPES: dict[str, str] = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
 QUERY_KEYS = ("id", "text", "answer")
@@ -131,6 +137,7 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
     agents_by_kind: dict[str, dict[str, str]] = defaultdict(dict)
     agent_key: dict[str, tuple[str, str]] = {}  # file id -> (kind, external id)
     agent_lines = []
+    subtypes: dict[str, str] = {}  # file id -> sub-type, when agents.jsonl names one
     for lineno, obj in read_records(a_path):
         aid = id_field(a_path, lineno, obj, "id")
         atype = text_field(a_path, lineno, obj, "type", required=False)
@@ -143,6 +150,7 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
         agent_lines.append((lineno, aid))
         agents_by_kind[kind][ext_id] = text_field(a_path, lineno, obj, "name", required=False) or aid
         agent_key[aid] = (kind, ext_id)
+        subtypes[aid] = subtype_field(a_path, lineno, obj)
     check_unique_ids(a_path, agent_lines)
 
     responses = []
@@ -199,6 +207,9 @@ def import_caimira(*, path: Path, set_slug: str, set_name: str = "") -> ImportRe
             created_agents += n_new
             agents.update({aid: by_ext[ext] for aid, (k, ext) in agent_key.items() if k == kind})
         report.extra["new agents"] = created_agents
+        n_subtypes = agents_subtype_set(agents=agents, subtypes=subtypes)
+        if n_subtypes:
+            report.extra["agent sub-types set"] = n_subtypes
 
         items = {i.external_id: i for i in Item.objects.filter(item_set=item_set, external_id__in=query_ids)}
         done = existing_import_keys(item_set, "caimira:")

@@ -7,9 +7,12 @@ file twice creates nothing new even though a response has no natural key of its 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import ItemSet, Response
+
+from .base import ImportError_
 
 
 def agents_get_or_create(*, kind: str, names: dict[str, str], meta: dict | None = None) -> tuple[dict[str, Agent], int]:
@@ -29,6 +32,27 @@ def agents_get_or_create(*, kind: str, names: dict[str, str], meta: dict | None 
             {a.external_id: a for a in Agent.objects.filter(kind=kind, external_id__in=[a.external_id for a in missing])}
         )
     return found, len(missing)
+
+
+def subtype_field(path: object, lineno: int, obj: dict[str, Any]) -> str:
+    """An optional `subtype` of an agent line (Agent.Subtype: human, retriever, base, instruct, api, rag, other)."""
+    value = obj.get("subtype")
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or value not in Agent.Subtype.values:
+        raise ImportError_(str(path), lineno, f"subtype must be one of {', '.join(Agent.Subtype.values)}, got {str(value)[:40]!r}")
+    return value
+
+
+def agents_subtype_set(*, agents: dict[str, Agent], subtypes: dict[str, str]) -> int:
+    """Give agents the sub-type their file names (a blank one leaves the agent as it is); returns how many changed."""
+    changed = []
+    for key, agent in agents.items():
+        if subtypes.get(key) and agent.subtype != subtypes[key]:
+            agent.subtype = subtypes[key]
+            changed.append(agent)
+    Agent.objects.bulk_update(changed, ["subtype"], batch_size=500)
+    return len(changed)
 
 
 def existing_import_keys(item_set: ItemSet, prefix: str) -> set[str]:

@@ -47,3 +47,11 @@ def bar(value: Any, scale: float | str = 1.0) -> int:
         return max(0, min(100, round(100 * abs(float(value)) / float(scale))))
     except (TypeError, ValueError, ZeroDivisionError):
         return 0
+
+
+@register.filter
+def pval(value: Any) -> str:
+    """A p-value as a table shows it: three decimals, or "< 0.001"."""
+    if value is None or value == "":
+        return "–"
+    return "< 0.001" if float(value) < 0.001 else f"{float(value):.3f}"

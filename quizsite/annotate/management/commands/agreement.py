@@ -38,12 +38,24 @@ class Command(BaseCommand):
         if stats["agreement"]:
             a = stats["agreement"]
             lines.append(
-                f"Fleiss kappa {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, P_e {_f(a['chance_p_e'])}), "
+                f"Fleiss kappa over {a['categories']}: {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, P_e {_f(a['chance_p_e'])}), "
                 f"Krippendorff alpha {_f(a['krippendorff_alpha'])} over {a['n_units']} units"
             )
+        if "choose" in stats:
+            c = stats["choose"]
+            for label, a in (("slot shown", c["agreement_by_slot"]), ("option text", c["agreement_by_option_text"])):
+                lines.append(f"  over {label}: kappa {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, "
+                             f"P_e {_f(a['chance_p_e'])}) over {a['n_units']} units")
+            lines.append(f"macro-F1 {_f(c['macro_f1'])} ({c['macro_f1_classes']})")
+            for s in c["positions"]:
+                lines.append(f"  slot {s['slot']}: true shown {s['true_shown']}, accuracy {_f(s['accuracy_when_true_here'])}, "
+                             f"chosen {s['chosen']} ({_f(s['choice_rate'])})")
         for key in ("similarity", "romqa"):
             if key in stats:
-                lines.append(f"{key}: " + ", ".join(f"{k} {_f(v)}" for k, v in stats[key].items()))
+                lines.append(f"{key}: " + ", ".join(f"{k} {_f(v)}" for k, v in stats[key].items() if k != "per_agent"))
+        for row in stats.get("romqa", {}).get("per_agent", []):
+            lines.append(f"  {row['agent']} ({row['kind']}): F1 {_f(row['f1'])}, accuracy {_f(row['accuracy'])}, robust F1 "
+                         f"{_f(row['robust_f1'])}, robust accuracy {_f(row['robust_accuracy'])} over {row['n_clusters']} clusters")
         for row in stats["human_vs_ai"]:
             lines.append(f"vs {row['agent']}: AI {_f(row['ai_accuracy'])}, humans {_f(row['human_accuracy'])} on {row['n_items']} items")
         self.stdout.write("\n".join(lines))

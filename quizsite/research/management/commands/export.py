@@ -13,16 +13,20 @@ class Command(BaseCommand):
     help = (
         "Export data (DATA.md). `export responses --format csv|jsonl|parquet --out FILE` (streamed; '-' is stdout); "
         "`export caimira --out DIR` (the folder `python -m irt fit` reads); "
-        "`export fit [--fit ID] --what agents|items --format csv|jsonl --out FILE`."
+        "`export fit [--fit ID] --params agents|items --format csv|jsonl --out FILE`; "
+        "`export figures [--fit ID] [--figure figures|cluster_difficulty|regressions|group_accuracy] --format json|csv "
+        "--out FILE` (the analysis figures of a fit, README's definitions)."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("what", choices=["responses", "caimira", "fit"])
+        parser.add_argument("what", choices=["responses", "caimira", "fit", "figures"])
         parser.add_argument("--out", required=True, help="file (responses, fit; '-' for stdout) or folder (caimira)")
-        parser.add_argument("--format", default="csv", choices=sorted(exports.FORMATS))
+        parser.add_argument("--format", default="csv", choices=[*sorted(exports.FORMATS), "json"])
         add_data_arguments(parser)  # --grouping, --group-sizes and --seed matter for caimira only
         parser.add_argument("--fit", type=int, default=None, help="fit run id (default: the active fit)")
         parser.add_argument("--params", default="items", choices=["agents", "items"], help="fit: which parameters")
+        parser.add_argument("--figure", default="figures", choices=[f for f in exports.FIGURES if f != "romqa"],
+                            help="figures: one table (csv or json) or all of them (figures, json only)")
 
     def handle(self, *args, **o):
         try:
@@ -35,14 +39,22 @@ class Command(BaseCommand):
                               f"{counts['responses']} responses")
             return
         if o["what"] == "responses":
+            if o["format"] == "json":
+                raise CommandError("responses export as csv, jsonl or parquet")
             chunks = exports.stream_responses(o["format"], spec)
         else:
             run = FitRun.objects.filter(pk=o["fit"]).first() if o["fit"] else fit_active()
             if run is None or run.status != FitRun.Status.SUCCEEDED:
                 raise CommandError("no such succeeded fit (give --fit ID, or make a fit active)")
-            if o["format"] == "parquet":
+            if o["what"] == "figures":
+                try:
+                    chunks = exports.figure_export(run, o["figure"], o["format"])
+                except ValueError:
+                    raise CommandError("figures export as json (all, or one table) or csv (one table)") from None
+            elif o["format"] in ("parquet", "json"):
                 raise CommandError("fit parameters export as csv or jsonl")
-            chunks = exports.stream_fit(run, o["params"], o["format"])
+            else:
+                chunks = exports.stream_fit(run, o["params"], o["format"])
         out = sys.stdout.buffer if o["out"] == "-" else open(o["out"], "wb")  # noqa: SIM115
         try:
             n = 0
