@@ -8,6 +8,7 @@ tossup's own document, and any document with the same text (the same tossup impo
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -121,10 +122,27 @@ def encoder(model: str):
     return load_encoder(model)
 
 
+_EMBEDDED: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+EMBED_CACHE_ROWS = (
+    50_000  # about 75 MB of 384-d rows: the bank and its prefixes, shared by the embedding kinds
+)
+
+
 def embed(model: str, texts: Sequence[str]) -> np.ndarray:
-    """L2-normalised embeddings, one row per text."""
+    """L2-normalised embeddings, one row per text. Rows are kept in memory (least recently used out), so a
+    second embedding kind, or a rerun in the same worker, does not embed the same bank again."""
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
-    x = np.asarray(encoder(model)(list(texts)), dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
+    missing = list(dict.fromkeys(t for t in texts if (model, t) not in _EMBEDDED))
+    if missing:
+        x = np.asarray(encoder(model)(missing), dtype=np.float32)
+        x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        for t, row in zip(missing, x, strict=True):
+            _EMBEDDED[(model, t)] = row
+    rows = []
+    for t in texts:
+        _EMBEDDED.move_to_end((model, t))
+        rows.append(_EMBEDDED[(model, t)])
+    while len(_EMBEDDED) > EMBED_CACHE_ROWS:
+        _EMBEDDED.popitem(last=False)
+    return np.stack(rows)

@@ -6,95 +6,235 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
-        ('items', '0002_reports_overrides'),
+        ("agents", "0001_initial"),
+        ("items", "0002_reports_overrides"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AgentConfig',
+            name="AgentConfig",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100, unique=True)),
-                ('kind', models.CharField(help_text='A key of quizsite.agents.kinds.REGISTRY.', max_length=100)),
-                ('subtype', models.CharField(choices=[('guesser', 'Guesser trained on questions'), ('retriever', 'Retriever'), ('base', 'Base language model'), ('instruct', 'Instruction-tuned model'), ('api', 'Hosted API'), ('rag', 'Retrieval-augmented model'), ('other', 'Other')], default='other', max_length=16)),
-                ('description', models.TextField(blank=True)),
-                ('builtin', models.BooleanField(default=False, help_text='Made by the app for a registered kind.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=100, unique=True)),
+                (
+                    "kind",
+                    models.CharField(help_text="A key of quizsite.agents.kinds.REGISTRY.", max_length=100),
+                ),
+                (
+                    "subtype",
+                    models.CharField(
+                        choices=[
+                            ("guesser", "Guesser trained on questions"),
+                            ("retriever", "Retriever"),
+                            ("base", "Base language model"),
+                            ("instruct", "Instruction-tuned model"),
+                            ("api", "Hosted API"),
+                            ("rag", "Retrieval-augmented model"),
+                            ("other", "Other"),
+                        ],
+                        default="other",
+                        max_length=16,
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                (
+                    "builtin",
+                    models.BooleanField(default=False, help_text="Made by the app for a registered kind."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='AgentVersion',
+            name="AgentVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('settings', models.JSONField(default=dict)),
-                ('settings_hash', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='agent_version', to='agents.agent')),
-                ('config', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='agents.agentconfig')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("settings", models.JSONField(default=dict)),
+                ("settings_hash", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="agent_version",
+                        to="agents.agent",
+                    ),
+                ),
+                (
+                    "config",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="agents.agentconfig",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['config', '-number'],
+                "ordering": ["config", "-number"],
             },
         ),
         migrations.CreateModel(
-            name='AgentRun',
+            name="AgentRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='queued', max_length=10)),
-                ('total', models.IntegerField(default=0, help_text='Questions to answer (items x positions).')),
-                ('done', models.IntegerField(default=0, help_text='Questions answered, by this run or an earlier one.')),
-                ('written', models.IntegerField(default=0, help_text='Responses this run wrote itself.')),
-                ('correct', models.IntegerField(default=0, help_text='Correct answers among `done`.')),
-                ('error', models.TextField(blank=True)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('task_id', models.CharField(blank=True, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('worker', models.JSONField(blank=True, default=dict)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('phase', models.CharField(blank=True, max_length=40)),
-                ('lost', models.CharField(blank=True, help_text="Why the last attempt's worker was lost.", max_length=500)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('seconds', models.FloatField(blank=True, help_text='Time spent answering (all attempts).', null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('item_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='items.itemset')),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='agents.agentversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "total",
+                    models.IntegerField(default=0, help_text="Questions to answer (items x positions)."),
+                ),
+                (
+                    "done",
+                    models.IntegerField(
+                        default=0, help_text="Questions answered, by this run or an earlier one."
+                    ),
+                ),
+                ("written", models.IntegerField(default=0, help_text="Responses this run wrote itself.")),
+                ("correct", models.IntegerField(default=0, help_text="Correct answers among `done`.")),
+                ("error", models.TextField(blank=True)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("task_id", models.CharField(blank=True, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("worker", models.JSONField(blank=True, default=dict)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("phase", models.CharField(blank=True, max_length=40)),
+                (
+                    "lost",
+                    models.CharField(
+                        blank=True, help_text="Why the last attempt's worker was lost.", max_length=500
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "seconds",
+                    models.FloatField(
+                        blank=True, help_text="Time spent answering (all attempts).", null=True
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="items.itemset"
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="agents.agentversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='AgentAnswer',
+            name="AgentAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.IntegerField(default=0)),
-                ('correct', models.BooleanField(null=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='items.item')),
-                ('response', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='agent_answer', to='items.response')),
-                ('run', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='answers', to='agents.agentrun')),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='agents.agentversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.IntegerField(default=0)),
+                ("correct", models.BooleanField(null=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="items.item"
+                    ),
+                ),
+                (
+                    "response",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="agent_answer",
+                        to="items.response",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="answers",
+                        to="agents.agentrun",
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="answers",
+                        to="agents.agentversion",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='agentversion',
-            constraint=models.UniqueConstraint(fields=('config', 'settings_hash'), name='agentversion_unique_settings'),
+            model_name="agentversion",
+            constraint=models.UniqueConstraint(
+                fields=("config", "settings_hash"), name="agentversion_unique_settings"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='agentversion',
-            constraint=models.UniqueConstraint(fields=('config', 'number'), name='agentversion_unique_number'),
+            model_name="agentversion",
+            constraint=models.UniqueConstraint(
+                fields=("config", "number"), name="agentversion_unique_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='agentanswer',
-            constraint=models.UniqueConstraint(fields=('version', 'item', 'position'), name='agentanswer_unique_position'),
+            model_name="agentanswer",
+            constraint=models.UniqueConstraint(
+                fields=("version", "item", "position"), name="agentanswer_unique_position"
+            ),
         ),
     ]

@@ -13,7 +13,7 @@ class Command(BaseCommand):
     help = (
         "Run an AI agent on an item set: `agent_run AGENT --set SLUG [--wait]` (AGENT is a name, or name@vN). "
         "Without --wait the run is queued for the Celery worker and its id printed. Also: --list, "
-        "--register NAME --kind KIND --settings JSON, --cancel RUN, --resume RUN, --status RUN."
+        "--register NAME --kind KIND --json SETTINGS, --cancel RUN, --resume RUN, --status RUN."
     )
 
     def add_arguments(self, parser):
@@ -26,7 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("--register", metavar="NAME", help="register a new agent or a new version of one")
         parser.add_argument("--kind", default="", help="with --register: a registered kind (see --list)")
         parser.add_argument(
-            "--settings", default="", help="with --register: settings JSON, or @path to a JSON file"
+            "--json",
+            dest="agent_settings",
+            default="",
+            metavar="SETTINGS",
+            help="with --register: the settings JSON, or @path to a JSON file",
         )
         parser.add_argument("--description", default="")
         parser.add_argument("--cancel", type=int, metavar="RUN")
@@ -69,7 +73,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{c.name}\tkind={c.kind}\t{c.subtype}\t{label}\t{c.description[:80]}")
 
     def _register(self, o):
-        raw = o["settings"]
+        raw = o["agent_settings"]
         try:
             if raw.startswith("@"):
                 raw = Path(raw[1:]).read_text(encoding="utf-8")
