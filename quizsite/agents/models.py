@@ -103,7 +103,7 @@ class AgentRun(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     total = models.IntegerField(default=0, help_text="Questions to answer (items x positions).")
     done = models.IntegerField(default=0, help_text="Questions answered, by this run or an earlier one.")
-    written = models.IntegerField(default=0, help_text="Responses this run wrote itself.")
+    written = models.IntegerField(default=0, help_text="Responses this run wrote itself (all its attempts).")
     correct = models.IntegerField(default=0, help_text="Correct answers among `done`.")
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)

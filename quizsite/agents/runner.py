@@ -158,9 +158,8 @@ def _execute(run: AgentRun, attempt: int) -> None:
         return
     agent = cls(version.settings)
     agent.prepare(items)
-    written = 0
     for start in range(0, len(pending), BATCH):
-        _beat(run, attempt, phase="answering", done=done, correct=correct, written=written)
+        _beat(run, attempt, phase="answering", done=done, correct=correct)
         batch = pending[start : start + BATCH]
         questions = [question_for(t.item, clue_index=t.clue_index) for t in batch]
         t1 = time.perf_counter()
@@ -172,11 +171,10 @@ def _execute(run: AgentRun, attempt: int) -> None:
             _answered(run, version.agent_id, t, q, o, per_ms)
             for t, q, o in zip(batch, questions, outputs, strict=True)
         ]
-        new = runs.agentanswers_write(run_id=run.pk, attempt=attempt, version=version, answers=answers)
-        written += new
+        runs.agentanswers_write(run_id=run.pk, attempt=attempt, version=version, answers=answers)
         done += len(batch)
         correct += sum(1 for a in answers if a.response.correct)
-    _beat(run, attempt, phase="answered", done=done, correct=correct, written=written)
+    _beat(run, attempt, phase="answered", done=done, correct=correct)
 
 
 def _answered(

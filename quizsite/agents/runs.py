@@ -20,6 +20,7 @@ from typing import Any
 from celery import current_app
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from quizsite.items.models import ItemSet, Response
@@ -195,7 +196,7 @@ def agentanswers_write(*, run_id: int, attempt: int, version: AgentVersion, answ
                 owner = AgentRun.objects.select_for_update().filter(
                     pk=run_id, status=AgentRun.Status.RUNNING, attempts=attempt
                 )
-                if not owner.exists():
+                if not list(owner.only("pk")):  # evaluated, so the row is locked until the commit
                     raise RunLost()
                 have = set(
                     AgentAnswer.objects.filter(
@@ -217,6 +218,7 @@ def agentanswers_write(*, run_id: int, attempt: int, version: AgentVersion, answ
                         for a in new
                     ]
                 )
+                owner.update(written=F("written") + len(new))
                 return len(new)
         except IntegrityError:
             if tries == 2:
