@@ -217,3 +217,27 @@ def test_a_retriever_reads_a_collection_the_user_names(halves, tmp_path):
         for i in Item.objects.filter(item_set__slug="demo-tossups")
         if "Moby" in i.answer or "Hamlet" in i.answer
     }
+
+
+@pytest.mark.django_db
+def test_a_run_whose_process_is_gone_is_resumed_at_once_by_the_redelivered_task(halves, monkeypatch):
+    """The worker's process was SIGKILLed a moment ago (its heartbeat is still fresh): the redelivered
+    task sees on this machine that the process is gone, and resumes the run in this process."""
+    import signal
+    import subprocess
+
+    from quizsite.research import liveness
+
+    monkeypatch.setitem(kinds.REGISTRY, Flaky.name, Flaky)
+    Flaky.calls = 0
+    run = run_agent(Flaky.name, "halves-late")
+    proc = subprocess.Popen(["sleep", "30"])
+    dead = {**liveness.identity("celery@here"), "pid": proc.pid, "start": None}
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    AgentRun.objects.filter(pk=run.pk).update(
+        status="running", error="", finished_at=None, worker=dead, heartbeat_at=timezone.now()
+    )
+    run = runner.agentrun_execute(run_id=run.pk, worker_name="celery@redelivered")
+    assert run.status == "done" and "is gone" in run.lost and run.worker["node"] == "celery@redelivered"
+    assert Response.objects.filter(agent=run.version.agent).count() == run.total
