@@ -88,3 +88,47 @@ def test_cancel_and_resume_buttons(researcher, halves):
     researcher.post(reverse("research:agent_run_resume", args=[run.pk]))
     run.refresh_from_db()
     assert run.status == "queued"
+
+
+@pytest.mark.django_db
+def test_results_put_the_agent_beside_humans_on_the_same_clue_prefixes(halves, tmp_path):
+    """A CAIMIRA-format release: humans' rulings are on clue-prefix items; the agent answers the rebuilt
+    tossups after each clue. The curve pairs them by clue."""
+    import json
+
+    from quizsite.agents.models import AgentConfig
+    from quizsite.agents.selectors import agent_results
+    from quizsite.items.importers import items_import
+
+    clues = ["This novel's narrator asks to be called Ishmael.", "Its captain hunts a white whale."]
+    queries = [
+        {
+            "id": f"t1_{k}",
+            "text": " ".join(clues[:k]),
+            "answer": "Moby-Dick",
+            "orig_qid": "t1",
+            "n_clues": k,
+            "total_clues": 2,
+        }
+        for k in (1, 2)
+    ]
+    rulings = [("t1_1", "h1", 0), ("t1_1", "h2", 1), ("t1_2", "h1", 1), ("t1_2", "h2", 1)]
+    (tmp_path / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries) + "\n")
+    (tmp_path / "agents.jsonl").write_text(
+        "\n".join(json.dumps({"id": h, "name": h, "type": "human"}) for h in ("h1", "h2")) + "\n"
+    )
+    (tmp_path / "responses.jsonl").write_text(
+        "\n".join(json.dumps({"query_id": q, "agent_id": a, "ruling": r}) for q, a, r in rulings) + "\n"
+    )
+    items_import(fmt="caimira", path=tmp_path, set_slug="rel")
+    from .helpers import run_agent
+
+    run = run_agent("retriever-bm25", "rel", name="bm")
+    assert run.status == "done" and run.total == 2
+    results = agent_results(AgentConfig.objects.get(name="bm"))
+    assert [(p["clue"], p["n"], p["human_n"], p["human_accuracy"]) for p in results["curve"]] == [
+        (1, 1, 2, 0.5),
+        (2, 1, 2, 1.0),
+    ]
+    ((row,),) = [results["sets"]]
+    assert (row["slug"], row["human_n"], row["human_accuracy"]) == ("rel", 4, 0.75)
