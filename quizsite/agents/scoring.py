@@ -72,7 +72,9 @@ def agent_answer_score(
             correct = normalize(guess) == normalize(item.answer)
             return AgentScore("accept" if correct else "reject", correct, float(correct))
         ruling = judge(item.answer, guess)
-        return AgentScore(ruling.verdict, ruling.verdict == "accept", ruling.score, judge_version=JUDGE_VERSION)
+        return AgentScore(
+            ruling.verdict, ruling.verdict == "accept", ruling.score, judge_version=JUDGE_VERSION
+        )
     if item.kind == Item.Kind.ARCHAEOLOGY:
         if not isinstance(guess, str):
             raise ValueError("an archaeology guess is the text of the chosen question")
@@ -93,3 +95,29 @@ def agent_answer_score(
         correct = chosen == gold
         return AgentScore("accept" if correct else "reject", correct, f1)
     raise ValueError(f"items of kind {item.kind!r} cannot be scored")
+
+
+def agent_topk_score(
+    item: Item, candidates: list[str], *, word_index: int | None = None, clue_index: int | None = None
+) -> tuple[AgentScore, list[str]]:
+    """A retriever's answer: correct when the judge accepts any of its top-k titles (recall at k, as the
+    CAIMIRA retrievers are scored). Returns the score (its verdict and score are the best candidate's) and
+    each candidate's verdict, which the caller keeps in the raw output."""
+    if not candidates:
+        raise ValueError("a top-k answer needs at least one candidate")
+    scored = [agent_answer_score(item, c, word_index=word_index, clue_index=clue_index) for c in candidates]
+    rank = {"accept": 2, "prompt": 1}
+    best = max(scored, key=lambda s: (rank.get(s.verdict, 0), s.score))
+    correct = any(s.correct for s in scored)
+    return (
+        AgentScore(
+            best.verdict,
+            correct,
+            best.score,
+            best.word_index,
+            best.clue_index,
+            best.n_words,
+            best.judge_version,
+        ),
+        [s.verdict for s in scored],
+    )

@@ -6,15 +6,16 @@ which the callers turn into protocol errors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
 
-from quizsite.agents.kinds import REGISTRY, AgentKind
-from quizsite.agents.models import Agent
+from quizsite.agents.kinds import REGISTRY, AgentKind, Output, Question, load_all
+from quizsite.agents.models import Agent, AgentConfig
+from quizsite.agents.selectors import agentversion_latest
 from quizsite.items.models import Item
 
 MAX_BOTS = 8  # per room
@@ -47,14 +48,73 @@ def _spec(agent: Agent) -> dict[str, Any] | None:
     return spec
 
 
+class HeldOut(AgentKind):
+    """A trained agent (a guesser) in a room sees words, not the item, yet must not answer from the tossup
+    being read, as in a run (leave-one-out). The room reads tossups of the bank, so the words seen so far
+    name the bank tossups they can be the start of; the question is asked as the first of them, which the
+    kind holds out (with its copies). Words that start no bank tossup get no answer."""
+
+    name: ClassVar[str] = "held-out"
+    item_kinds: ClassVar[frozenset[str]] = frozenset({Item.Kind.TOSSUP})
+
+    def __init__(self, inner: AgentKind, items: list[Item]):
+        super().__init__({})
+        self.inner = inner
+        self.starts = [(item.pk, item.data.get("words") or []) for item in items]
+
+    def answer(self, question: Question) -> Output:
+        seen = question.text.split()
+        for pk, words in self.starts:
+            if words[: len(seen)] == seen:
+                return self.inner.answer(replace(question, item_id=pk))
+        return Output(guess="", confidence=0.0, raw={"skipped": "the words start no tossup of the bank"})
+
+
+def _live_kinds() -> dict[str, type[AgentKind]]:
+    """Agent kinds that can buzz: they answer tossups with a guess and a confidence (not retrievers, whose
+    answer is a ranked list judged top-k)."""
+    return {
+        name: cls
+        for name, cls in {**load_all(), **_kinds()}.items()
+        if Item.Kind.TOSSUP in cls.item_kinds and getattr(cls, "subtype", "") != "retriever"
+    }
+
+
+def _builtin_ensure() -> None:
+    if not AgentConfig.objects.exists():  # a fresh install: the built-in agents, as the agents pages make them
+        from quizsite.agents.services import agentconfigs_ensure_builtin
+
+        agentconfigs_ensure_builtin()
+
+
+def _config_bot(name: str) -> Bot | None:
+    """An agent of the agents app (its latest version) as a bot: the version's Agent row plays, with the
+    version's settings, trained on every tossup of the bank (the one being read held out)."""
+    _builtin_ensure()
+    config = AgentConfig.objects.filter(name=name).first()
+    cls = _live_kinds().get(config.kind) if config is not None else None
+    version = agentversion_latest(config) if config is not None and cls is not None else None
+    if cls is None or version is None:
+        return None
+    items = list(Item.objects.filter(kind=Item.Kind.TOSSUP).order_by("id"))
+    inner = cls(version.settings)
+    inner.prepare(items)
+    threshold = float(version.settings.get("bot_threshold", getattr(cls, "bot_threshold", 0.5)))
+    return Bot(name=name, agent=version.agent, kind=HeldOut(inner, items), threshold=threshold)
+
+
 def bot_resolve(*, name: str) -> Bot:
-    """The one place that maps a bot name to (Agent row, kind instance). Until agent versions land a bot
-    is an Agent of kind ai whose `meta["bot"]` names a registered kind, its settings and threshold."""
+    """The one place that maps a bot name to (Agent row, kind instance): an agent of the agents app (its
+    latest version), or an Agent of kind ai whose `meta["bot"]` names a registered kind, its settings and
+    threshold (`play_bot --kind`)."""
     for agent in Agent.objects.filter(kind=Agent.Kind.AI, name=name).order_by("id"):
         spec = _spec(agent)
         if spec is not None:
             kind = REGISTRY[spec["kind"]](spec.get("settings") or {})
             return Bot(name=name, agent=agent, kind=kind, threshold=float(spec.get("threshold", 0.5)))
+    bot = _config_bot(name)
+    if bot is not None:
+        return bot
     raise LookupError(f"no tossup-capable bot named {name!r}")
 
 
@@ -63,6 +123,9 @@ def bots_available() -> list[str]:
     names = {
         a.name for a in Agent.objects.filter(kind=Agent.Kind.AI, meta__has_key="bot") if _spec(a) is not None
     }
+    _builtin_ensure()
+    live = _live_kinds()
+    names |= {c.name for c in AgentConfig.objects.filter(kind__in=list(live)) if c.versions.exists()}
     return sorted(names)
 
 

@@ -1,5 +1,7 @@
 from django.urls import path
 
+from quizsite.agents import views as agent_views
+
 from . import views
 
 app_name = "research"
@@ -25,4 +27,14 @@ urlpatterns += [
     path("exports/responses.<slug:fmt>", views.export_responses, name="export_responses"),
     path("exports/caimira.zip", views.export_caimira, name="export_caimira"),
     path("exports/fits/<int:pk>/<slug:what>.<slug:fmt>", views.export_fit, name="export_fit"),
+]
+
+# AI agents (quizsite/agents/views.py): listed here so they sit under /research/ with the fits.
+urlpatterns += [
+    path("agents/", agent_views.agent_list, name="agent_list"),
+    path("agents/runs/<int:pk>/", agent_views.agent_run, name="agent_run"),
+    path("agents/runs/<int:pk>/progress.json", agent_views.agent_run_progress, name="agent_run_progress"),
+    path("agents/runs/<int:pk>/cancel/", agent_views.agent_run_cancel, name="agent_run_cancel"),
+    path("agents/runs/<int:pk>/resume/", agent_views.agent_run_resume, name="agent_run_resume"),
+    path("agents/<slug:name>/", agent_views.agent_detail, name="agent_detail"),
 ]

@@ -19,6 +19,7 @@ from celery import Celery, bootsteps, signals
 
 log = logging.getLogger(__name__)
 REAP_TASK = "research.reap_lost_fits"
+AGENT_REAP_TASK = "agents.reap_lost_runs"  # agent runs use the same liveness rules (quizsite/agents/runs.py)
 
 
 class FitReaperStep(bootsteps.StartStopStep):
@@ -37,8 +38,10 @@ class FitReaperStep(bootsteps.StartStopStep):
         if every <= 0:
             return
         if str(parent.app.conf.broker_url or "").startswith("filesystem:"):
-            log.warning("the fit reaper task on the filesystem broker: a message read before it is fully written "
-                        "stops this worker (RESEARCH_FIT_REAP_EVERY_SECONDS=0 avoids it)")
+            log.warning(
+                "the fit reaper task on the filesystem broker: a message read before it is fully written "
+                "stops this worker (RESEARCH_FIT_REAP_EVERY_SECONDS=0 avoids it)"
+            )
         self.tref = parent.timer.call_repeatedly(every, self._send, (parent.app, every))
 
     def stop(self, parent: Any) -> None:
@@ -50,6 +53,7 @@ class FitReaperStep(bootsteps.StartStopStep):
     def _send(app: Celery, every: float) -> None:
         try:
             app.send_task(REAP_TASK, expires=every)
+            app.send_task(AGENT_REAP_TASK, expires=every)
         except Exception as exc:  # the broker is away: the next tick tries again
             log.warning("could not schedule the fit reaper: %s", exc)
 
@@ -57,11 +61,17 @@ class FitReaperStep(bootsteps.StartStopStep):
 def reap_at_start(sender: Any = None, **kwargs: Any) -> None:
     from django.db import connections
 
+    from quizsite.agents import runs as agent_runs
+
     from . import services
 
     try:
         for run in services.fitrun_reap_lost():
             log.warning("fit %s: worker lost before this worker started; now %s", run.pk, run.status)
+        for agent_run in agent_runs.agentrun_reap_lost():
+            log.warning(
+                "agent run %s: worker lost before this worker started; now %s", agent_run.pk, agent_run.status
+            )
     except Exception:
         log.exception("reaping lost fits at worker start failed")
     finally:

@@ -264,7 +264,7 @@ def test_a_page_view_survives_a_reaper_that_cannot_write(active, staff, client, 
 
 
 def test_every_worker_schedules_the_reaper_task_on_its_timer(settings):
-    from quizsite.research.worker import REAP_TASK, FitReaperStep
+    from quizsite.research.worker import AGENT_REAP_TASK, REAP_TASK, FitReaperStep
 
     class Timer:
         def __init__(self):
@@ -294,7 +294,7 @@ def test_every_worker_schedules_the_reaper_task_on_its_timer(settings):
     step.start(Worker)
     ((secs, fun, args),) = Worker.timer.calls
     fun(*args)
-    assert secs == 7 and Worker.app.sent == [(REAP_TASK, {"expires": 7})]
+    assert secs == 7 and Worker.app.sent == [(REAP_TASK, {"expires": 7}), (AGENT_REAP_TASK, {"expires": 7})]
     step.stop(Worker)
     assert Worker.timer.calls == []
     settings.RESEARCH_FIT_REAP_EVERY_SECONDS = 0

@@ -1,4 +1,11 @@
-"""Built-in AI agent kinds. Each module registers its kinds in `base.REGISTRY` on import."""
+"""Built-in AI agent kinds. Each module registers its kinds in `base.REGISTRY` on import.
+
+`load_all()` imports every module of this package, so a new kind only needs its own module here (no list
+to edit) and the runner, the command and the pages see it through `REGISTRY`.
+"""
+
+import importlib
+import pkgutil
 
 from . import chat, embedding, lmlik  # noqa: F401 - importing registers the kinds
 from .base import (
@@ -12,11 +19,21 @@ from .base import (
     tossup_prefix_question,
 )
 
+
+def load_all() -> dict[str, type[AgentKind]]:
+    """Import every kind module of this package (idempotent) and return the registry."""
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_") and info.name != "base":
+            importlib.import_module(f"{__name__}.{info.name}")
+    return REGISTRY
+
+
 __all__ = [
     "REGISTRY",
     "AgentKind",
     "Output",
     "Question",
+    "load_all",
     "question_for",
     "register",
     "tossup_positions",

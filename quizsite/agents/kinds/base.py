@@ -31,7 +31,9 @@ class Question:
     word_index: int | None = None  # tossups: words revealed (len of the prefix)
     n_words: int | None = None
     clues: tuple[str, ...] = ()  # ghigliottina: the five clue words
-    options: tuple[str, ...] = ()  # archaeology: the three questions; ghigliottina: the choices; romqa: candidates
+    options: tuple[
+        str, ...
+    ] = ()  # archaeology: the three questions; ghigliottina: the choices; romqa: candidates
 
 
 def _option_order(item_id: int, n: int) -> list[int]:
@@ -90,6 +92,9 @@ class Output:
     raw: dict[str, Any] = field(default_factory=dict)  # model text, scores per option, retrieved docs ...
     latency_ms: float | None = None
     tokens: int | None = None
+    #: Added for retrievers: ranked candidate answers (top-k titles). When given, the answer is judged
+    #: correct if the judge accepts any of them (scoring.agent_topk_score); `guess` is then the first.
+    candidates: list[str] = field(default_factory=list)
 
 
 class AgentKind:
@@ -110,6 +115,15 @@ class AgentKind:
     #: "archaeology-write" (similarity to the true question); "" for tossups and kinds judged by item kind.
     #: The runner passes it to `scoring.agent_answer_score(..., task=...)`.
     task: ClassVar[str] = ""
+    #: Added (optional): the AgentConfig sub-type a config of this kind gets by default, and a line on the
+    #: agents page. Older kinds that do not set them get "other" and the class docstring.
+    subtype: ClassVar[str] = "other"
+    description: ClassVar[str] = ""
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, Any]) -> None:
+        """Added (optional): raise ValueError with a readable reason for settings the kind cannot use.
+        Called when a version is registered, before anything is stored; the default accepts anything."""
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         self.settings = {**self.defaults, **(settings or {})}
