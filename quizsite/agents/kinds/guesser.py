@@ -4,9 +4,10 @@ being answered is left out of its own class (and any copy of it), so a class who
 asked about cannot be guessed: the guesser answers only from other questions.
 
 Two representations: TF-IDF of words and word pairs (scikit-learn), and all-MiniLM-L6-v2 sentence
-embeddings (bundled, offline). Both answer at every clue prefix. (and every copy or part of it in another set, see _bank.exclusions). The TF-IDF vocabulary and document
-frequencies are fitted on the whole bank, answered tossup included: that tells the model which words
-exist, never which answer goes with them.
+embeddings (bundled, offline). Both answer at every clue prefix. What is held out is the tossup and every
+copy or part of it in another set (see _bank.exclusions). The TF-IDF vocabulary and document frequencies
+are fitted on the whole bank, answered tossup included: that tells the model which words exist, never
+which answer goes with them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ class _CentroidGuesser(AgentKind):
     item_kinds = frozenset({Item.Kind.TOSSUP})
     per_clue = True
     subtype = "guesser"
-    defaults: ClassVar[dict[str, Any]] = {"train_sets": [], "top": 5}
+    # bot_threshold: the confidence at which the guesser buzzes when it plays in a room (play/bot_catalog.py)
+    defaults: ClassVar[dict[str, Any]] = {"train_sets": [], "top": 5, "bot_threshold": 0.5}
 
     @classmethod
     def check_settings(cls, settings: dict[str, Any]) -> None:
@@ -35,6 +37,9 @@ class _CentroidGuesser(AgentKind):
             raise ValueError("train_sets must be a list of item set slugs ([] = every tossup in the bank)")
         if not isinstance(settings.get("top"), int) or not 1 <= settings["top"] <= 50:
             raise ValueError("top must be an integer from 1 to 50")
+        threshold = settings.get("bot_threshold")
+        if not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
+            raise ValueError("bot_threshold must be a number from 0 to 1")
 
     # the representation: rows L2-normalised, dense array or scipy sparse matrix
     def _fit(self, texts: list[str]) -> Any:
