@@ -17,7 +17,10 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    allowed) -> accept, unless a reject or prompt entry it also contains is more specific, an
    extra given name, initials or a word after the surname shows it names someone else ("Leopold
    Mozart", "Washington Irving"), a number differs from the line's ("Episode V"), a word says the
-   opposite of the line's ("the Younger"), or "by X" credits someone the line does not name;
+   opposite of the line's ("the Younger"), "by X" credits someone the line (or the question)
+   does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
+   "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
+   or it adds a year the question contradicts (see qualifiers);
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
@@ -56,10 +59,11 @@ from .matching import (
     within,
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
+from .qualifiers import creator_contradicted, title_containing, wrong_compound, year_contradicted
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.1"
+JUDGE_VERSION = "1.2"
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +106,10 @@ RULES = {
     "more_specific_prompt": "a prompt-on entry fits the answer better",
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
-    "wrong_creator": "'by X' where the line names another author or composer (Tosca by Verdi)",
+    "wrong_creator": "'by X' where the line or the question names another creator (Tosca by Verdi)",
+    "wrong_compound": "joined by a hyphen to a prefix or another name (anti-Catholicism, Austria-Hungary)",
+    "title_of_work": "a title that contains the answer's word (The Velveteen Rabbit for rabbits)",
+    "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
     "surname": "a person's surname alone",
@@ -160,7 +167,7 @@ def judge_strict(
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
-    return _decide(line, tokens, question_text, word_index, initials, split=True)
+    return _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
 
 
 def _squeezed(given: str) -> str:
@@ -226,6 +233,7 @@ def _decide(
     initials: frozenset[str] = frozenset(),
     *,
     split: bool,
+    raw: str = "",
 ) -> Ruling:
     accepts = _active(line.accepts, qt, wi)
     prompts = _active(line.prompts, qt, wi)
@@ -289,8 +297,18 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
-    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2]):
+    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
         return _ruling("reject", None, best_accept[1], "wrong_creator")
+    if best_accept is not None and raw:
+        _, score, e, c = best_accept
+        if wrong_compound(raw, line_words, e.person_like or bool(line.first_names)):
+            return _ruling("reject", None, score, "wrong_compound")
+        if title_containing(raw, e.text, e.core):
+            return _ruling("reject", None, score, "title_of_work")
+        if qt and year_contradicted(
+            [t for j, t in enumerate(tokens) if j not in c.used], any(t[:1].isdigit() for t in e.full), qt
+        ):
+            return _ruling("reject", None, score, "wrong_year")
     if best_accept is not None:
         count, score, e, _ = best_accept
         if best_reject is not None and best_reject[0] >= count:
@@ -328,13 +346,17 @@ def _decide(
     return _ruling("reject", None, score, "no_match")
 
 
-def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: str | None = None) -> bool:
     """Does the answer credit the work to someone the line does not ("Tosca by Verdi" where the
-    line reads "Tosca (by Giacomo Puccini)")? Decided only where the line names the creator."""
-    if "by" not in entry.full or "by" not in tokens:
+    line reads "Tosca (by Giacomo Puccini)"), or, where the line names no creator, to someone
+    other than the question's ("this opera by Giacomo Puccini")? Decided only where the line or
+    the question names the creator: see qualifiers for why a bare line decides nothing."""
+    if "by" not in tokens:
         return False
-    named = entry.full[entry.full.index("by") + 1 :]
     credited = [t for t in tokens[tokens.index("by") + 1 :] if t not in _IGNORABLE]
+    if "by" not in entry.full:
+        return creator_contradicted(credited, qt)
+    named = entry.full[entry.full.index("by") + 1 :]
     return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
 
 
