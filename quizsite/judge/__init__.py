@@ -60,6 +60,7 @@ from .matching import (
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 from .qualifiers import creator_contradicted, title_containing, wrong_compound, year_contradicted
+from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
@@ -112,6 +113,7 @@ RULES = {
     "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
+    "short_title": "a long title's main title or name (Tristram Shandy, The History of Tom Jones)",
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
@@ -320,6 +322,11 @@ def _decide(
         return _ruling("reject", best_reject[2], best_reject[1], "reject_entry")
     if best_prompt is not None:
         return _ruling("prompt", best_prompt[2], best_prompt[1], "prompt_entry")
+
+    # a long title's short form ("Tristram Shandy", "The History of Tom Jones")
+    for e in accepts:
+        if e.explicit and key in short_titles(e.text):
+            return _ruling("accept", e, 1.0, "short_title")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
     partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)

@@ -63,3 +63,23 @@ def test_the_same_answer_without_the_question_is_not_second_guessed() -> None:
     # Without world knowledge the judge cannot know Aida is Verdi's: only the question can say so.
     assert judge(U("Aida"), "Aida by Wagner").verdict == "accept"
     assert judge(U("Aida"), "Aida by Wagner", AIDA_Q).verdict == "reject"
+
+
+# Partial titles (judge 1.2): a long title's short form is the title; failed on judge 1.1.
+SHORT_TITLES = [
+    (U("The Adventures of Huckleberry Finn"), "Huckleberry Finn", "accept"),
+    ("{The History of Tom Jones, a Foundling}", "Tom Jones", "accept"),
+    ("{The History of Tom Jones, a Foundling}", "The History of Tom Jones", "accept"),
+    ("<i>" + U("The Tragedy of Hamlet, Prince of Denmark") + "</i>", "Hamlet", "accept"),
+    # guards: a subject or a "A ..." title's tail is not the title
+    (U("A Tale of Two Cities"), "Two Cities", "reject"),
+    (U("The History of Rome"), "Rome", "reject"),
+    ("{The History of Tom Jones, a Foundling}", "Tom Sawyer", "reject"),
+]
+
+
+@pytest.mark.parametrize(("line", "given", "expected"), SHORT_TITLES, ids=[r[1] for r in SHORT_TITLES])
+def test_short_form_of_a_long_title(line: str, given: str, expected: str) -> None:
+    ruling = judge(line, given)
+    assert ruling.verdict == expected, ruling
+    assert ruling.rule in RULES
