@@ -114,6 +114,8 @@ RULES = {
     "word_form": "a derived form of the answer, where the line accepts word forms",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
     "short_title": "a long title's main title or name (Tristram Shandy, The History of Tom Jones)",
+    "foreign_article": "a title without its German article (Zauberflöte for Die Zauberflöte)",
+    "decade_century": "a decade without its century (the nineties for 1890s): the line's century",
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
@@ -123,6 +125,9 @@ RULES = {
 }
 
 
+_GERMAN_ARTICLES = frozenset(("die", "das"))
+_BARE_DECADE = re.compile(r"^[0-9]0s$")
+_DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
 _EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
@@ -173,15 +178,17 @@ def judge_strict(
 
 
 def _squeezed(given: str) -> str:
-    return given.replace(".", "").replace(" ", "").lower()
+    return given.replace(".", "").replace(" ", "").replace("&", "").lower()
 
 
 def _acronym(given: str) -> bool:
     """Is the answer written as an acronym: capitals ("UN", "NAFTA"), dotted ("U.N."), or any case
     from four letters on ("nato")?"""
     letters = "".join(ch for ch in given if ch.isalpha())
-    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". ") for ch in given.strip()):
+    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". &") for ch in given.strip()):
         return False
+    if "&" in given:  # "P&G", "M&S": initials either side of the ampersand, as companies write them
+        return letters.isupper() and " " not in given.strip()
     return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
 
 
@@ -328,6 +335,18 @@ def _decide(
         if e.explicit and key in short_titles(e.text):
             return _ruling("accept", e, 1.0, "short_title")
 
+    # a title's German article left out ("Walküre" for "Die Walküre"): the other languages' articles
+    # are stopwords already; "die" and "das" are not, as "die" is an English word
+    for c, e in partials:
+        if (
+            len(e.core) >= 2
+            and e.core[0] in _GERMAN_ARTICLES
+            and not c.matched[0]
+            and all(c.matched[1:])
+            and within(tokens, e.words, _IGNORABLE)
+        ):
+            return _ruling("accept", e, c.score, "foreign_article")
+
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
     partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
     for c, e in partials if not line.no_partial else ():
@@ -347,6 +366,16 @@ def _decide(
         for e in accepts:
             if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
+
+    # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
+    # the question has set the century, as rulings_moderator.jsonl's moderators rule it; a
+    # decade with another century ("1980s" for 1880s) is still wrong
+    if len(tokens) == 1 and _BARE_DECADE.match(tokens[0]):
+        for e in accepts:
+            for t in e.core:
+                m = _DECADE.match(t)
+                if m is not None and m.group(1) != "19" and m.group(2) == tokens[0]:
+                    return _ruling("accept", e, 0.9, "decade_century")
 
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
