@@ -162,7 +162,8 @@ def phonetic(word: str) -> str:
     for a, b in _PH:
         word = word.replace(a, b)
     word = _SOFT_C.sub("k", word)
-    word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)
+    if "kh" in word or "tch" in word or word.endswith(("ij", "off")):
+        word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)
     return _DOUBLE.sub(r"\1", word) if len(word) > 5 else word  # note and notte stay apart
 
 
