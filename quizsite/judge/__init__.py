@@ -310,7 +310,10 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_creator")
     if best_accept is not None and raw:
         _, score, e, c = best_accept
-        if wrong_compound(raw, line_words, e.person_like or bool(line.first_names)):
+        # a person's double surname is the same person ("Marie Skłodowska-Curie" for Curie): a
+        # given name on either side says a person is meant
+        person = e.person_like or bool(line.first_names) or not tset.isdisjoint(GIVEN_NAMES_FOLDED)
+        if wrong_compound(raw, line_words, person):
             return _ruling("reject", None, score, "wrong_compound")
         if title_containing(raw, e.text, e.core):
             return _ruling("reject", None, score, "title_of_work")

@@ -39,6 +39,7 @@ STILL_RIGHT = [
     (U("rabbits"), "European Rabbits", None),  # capitals, but no title's small word
     (U("Rimsky-Korsakov"), "Rimsky-Korsakov", None),
     ("Marie " + U("Curie"), "Sklodowska-Curie", None),  # a double surname is the same person
+    (U("Curie"), "Marie Sklodowska-Curie", None),  # the given name says a person is meant
     (U("1970s"), "Nineteen-seventies", None),
     (U("X-ray") + "s", "x-rays", None),
     (U("Pre-Raphaelite") + " Brotherhood", "pre-Raphaelites", None),
