@@ -173,3 +173,14 @@ def test_corpora_are_split_by_answer_line() -> None:
             assert r["expected"] in ("accept", "prompt", "reject") and r["reason"]
             assert split_of.setdefault(r["answerline"], r["split"]) == r["split"], r["answerline"]
         assert set(split_of.values()) == {"tune", "holdout"}
+
+
+def test_fresh_set_is_one_unseen_split() -> None:
+    # rulings_fresh.jsonl is scored by benchmarks/judge.py only: no rule may be tuned on it
+    rows = [
+        json.loads(x) for x in (HERE / "rulings_fresh.jsonl").read_text(encoding="utf-8").splitlines() if x
+    ]
+    assert len(rows) >= 120
+    for r in rows:
+        assert r["split"] == "fresh" and r["expected"] in ("accept", "prompt", "reject") and r["reason"]
+        assert isinstance(r["from_issue"], bool)
