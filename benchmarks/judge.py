@@ -10,6 +10,11 @@ Three labelled sets are scored:
 * ``hand tune`` / ``hand holdout`` (tests/judge/rulings_moderator.jsonl): hand-written answer lines
   and answers for the classes of error in issue 12 (directives, word forms, spelling, letters,
   abbreviations, wrong extra content, partial names, other languages).
+* ``fresh`` (tests/judge/rulings_fresh.jsonl): a second hand-written set over the same classes,
+  written and committed before judge 1.1 was run on it and never used to tune judge 1.2. Rows
+  flagged ``from_issue`` reuse an example named in issue 12 itself (Rakhmaninov, Tosca by Verdi,
+  the Velveteen Rabbit...), which the rules were written to handle; ``fresh, not from issue``
+  leaves them out.
 
 Both are split by a hash of the answer line, fixed before any result was looked at. The judge's
 rules were adjusted looking at the tune rows only; the holdout rows are the figures to quote.
@@ -47,6 +52,7 @@ from quizsite.judge import JUDGE_VERSION, judge  # noqa: E402
 CASES = ROOT / "tests" / "judge" / "cases.jsonl"
 RULINGS = ROOT / "tests" / "judge" / "rulings_qanta.jsonl"
 HAND = ROOT / "tests" / "judge" / "rulings_moderator.jsonl"
+FRESH = ROOT / "tests" / "judge" / "rulings_fresh.jsonl"
 VERDICTS = ("accept", "prompt", "reject")
 Verdict = Callable[..., str]
 
@@ -128,8 +134,8 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     cases = load(CASES)
-    qanta, hand = load(RULINGS), load(HAND)
-    rulings = qanta + hand
+    qanta, hand, fresh = load(RULINGS), load(HAND), load(FRESH)
+    rulings = qanta + hand + fresh
     sets = {
         "cases (self)": cases,
         "qanta tune": [r for r in qanta if r["split"] == "tune"],
@@ -137,6 +143,8 @@ def main() -> None:
         "hand tune": [r for r in hand if r["split"] == "tune"],
         "hand holdout": [r for r in hand if r["split"] == "holdout"],
         "all holdout": [r for r in rulings if r["split"] == "holdout"],
+        "fresh": fresh,
+        "fresh, not from issue": [r for r in fresh if not r["from_issue"]],
     }
     contenders: list[tuple[str, Verdict]] = [(f"judge {JUDGE_VERSION}", _verdict_of(judge))]
     if opts.before:

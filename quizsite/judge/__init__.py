@@ -17,7 +17,10 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    allowed) -> accept, unless a reject or prompt entry it also contains is more specific, an
    extra given name, initials or a word after the surname shows it names someone else ("Leopold
    Mozart", "Washington Irving"), a number differs from the line's ("Episode V"), a word says the
-   opposite of the line's ("the Younger"), or "by X" credits someone the line does not name;
+   opposite of the line's ("the Younger"), "by X" credits someone the line (or the question)
+   does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
+   "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
+   or it adds a year the question contradicts (see qualifiers);
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
@@ -56,10 +59,12 @@ from .matching import (
     within,
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
+from .qualifiers import creator_contradicted, title_containing, wrong_compound, year_contradicted
+from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.1"
+JUDGE_VERSION = "1.2"
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +107,15 @@ RULES = {
     "more_specific_prompt": "a prompt-on entry fits the answer better",
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
-    "wrong_creator": "'by X' where the line names another author or composer (Tosca by Verdi)",
+    "wrong_creator": "'by X' where the line or the question names another creator (Tosca by Verdi)",
+    "wrong_compound": "joined by a hyphen to a prefix or another name (anti-Catholicism, Austria-Hungary)",
+    "title_of_work": "a title that contains the answer's word (The Velveteen Rabbit for rabbits)",
+    "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
+    "short_title": "a long title's main title or name (Tristram Shandy, The History of Tom Jones)",
+    "foreign_article": "a title without its German article (Zauberflöte for Die Zauberflöte)",
+    "decade_century": "a decade without its century (the nineties for 1890s): the line's century",
     "surname": "a person's surname alone",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
@@ -114,6 +125,9 @@ RULES = {
 }
 
 
+_GERMAN_ARTICLES = frozenset(("die", "das"))
+_BARE_DECADE = re.compile(r"^[0-9]0s$")
+_DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
 _EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
@@ -160,19 +174,21 @@ def judge_strict(
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
-    return _decide(line, tokens, question_text, word_index, initials, split=True)
+    return _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
 
 
 def _squeezed(given: str) -> str:
-    return given.replace(".", "").replace(" ", "").lower()
+    return given.replace(".", "").replace(" ", "").replace("&", "").lower()
 
 
 def _acronym(given: str) -> bool:
     """Is the answer written as an acronym: capitals ("UN", "NAFTA"), dotted ("U.N."), or any case
     from four letters on ("nato")?"""
     letters = "".join(ch for ch in given if ch.isalpha())
-    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". ") for ch in given.strip()):
+    if len(letters) < 2 or any(not (ch.isalpha() or ch in ". &") for ch in given.strip()):
         return False
+    if "&" in given:  # "P&G", "M&S": initials either side of the ampersand, as companies write them
+        return letters.isupper() and " " not in given.strip()
     return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
 
 
@@ -226,6 +242,7 @@ def _decide(
     initials: frozenset[str] = frozenset(),
     *,
     split: bool,
+    raw: str = "",
 ) -> Ruling:
     accepts = _active(line.accepts, qt, wi)
     prompts = _active(line.prompts, qt, wi)
@@ -289,8 +306,21 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
-    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2]):
+    if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
         return _ruling("reject", None, best_accept[1], "wrong_creator")
+    if best_accept is not None and raw:
+        _, score, e, c = best_accept
+        # a person's double surname is the same person ("Marie Skłodowska-Curie" for Curie): a
+        # given name on either side says a person is meant
+        person = e.person_like or bool(line.first_names) or not tset.isdisjoint(GIVEN_NAMES_FOLDED)
+        if wrong_compound(raw, line_words, person):
+            return _ruling("reject", None, score, "wrong_compound")
+        if title_containing(raw, e.text, e.core):
+            return _ruling("reject", None, score, "title_of_work")
+        if qt and year_contradicted(
+            [t for j, t in enumerate(tokens) if j not in c.used], any(t[:1].isdigit() for t in e.full), qt
+        ):
+            return _ruling("reject", None, score, "wrong_year")
     if best_accept is not None:
         count, score, e, _ = best_accept
         if best_reject is not None and best_reject[0] >= count:
@@ -302,6 +332,23 @@ def _decide(
         return _ruling("reject", best_reject[2], best_reject[1], "reject_entry")
     if best_prompt is not None:
         return _ruling("prompt", best_prompt[2], best_prompt[1], "prompt_entry")
+
+    # a long title's short form ("Tristram Shandy", "The History of Tom Jones")
+    for e in accepts:
+        if e.explicit and key in short_titles(e.text):
+            return _ruling("accept", e, 1.0, "short_title")
+
+    # a title's German article left out ("Walküre" for "Die Walküre"): the other languages' articles
+    # are stopwords already; "die" and "das" are not, as "die" is an English word
+    for c, e in partials:
+        if (
+            len(e.core) >= 2
+            and e.core[0] in _GERMAN_ARTICLES
+            and not c.matched[0]
+            and all(c.matched[1:])
+            and within(tokens, e.words, _IGNORABLE)
+        ):
+            return _ruling("accept", e, c.score, "foreign_article")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
     partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
@@ -323,18 +370,32 @@ def _decide(
             if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
 
+    # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
+    # the question has set the century, as rulings_moderator.jsonl's moderators rule it; a
+    # decade with another century ("1980s" for 1880s) is still wrong
+    if len(tokens) == 1 and _BARE_DECADE.match(tokens[0]):
+        for e in accepts:
+            for t in e.core:
+                m = _DECADE.match(t)
+                if m is not None and m.group(1) != "19" and m.group(2) == tokens[0]:
+                    return _ruling("accept", e, 0.9, "decade_century")
+
     # 7
     score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
     return _ruling("reject", None, score, "no_match")
 
 
-def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: str | None = None) -> bool:
     """Does the answer credit the work to someone the line does not ("Tosca by Verdi" where the
-    line reads "Tosca (by Giacomo Puccini)")? Decided only where the line names the creator."""
-    if "by" not in entry.full or "by" not in tokens:
+    line reads "Tosca (by Giacomo Puccini)"), or, where the line names no creator, to someone
+    other than the question's ("this opera by Giacomo Puccini")? Decided only where the line or
+    the question names the creator: see qualifiers for why a bare line decides nothing."""
+    if "by" not in tokens:
         return False
-    named = entry.full[entry.full.index("by") + 1 :]
     credited = [t for t in tokens[tokens.index("by") + 1 :] if t not in _IGNORABLE]
+    if "by" not in entry.full:
+        return creator_contradicted(credited, qt)
+    named = entry.full[entry.full.index("by") + 1 :]
     return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
 
 

@@ -351,10 +351,27 @@ def _centuries(tokens: list[str]) -> list[str]:
 def _irregular_singular(tok: str) -> str | None:
     """The singular of an irregular plural (geese, criteria, cacti, phenomena) from lemminflect's
     dictionary; None for regular plurals and for words it does not know (names)."""
+    if tok in _MISSING_IRREGULAR:
+        return _MISSING_IRREGULAR[tok]
     lemmas = getAllLemmas(tok, "NOUN").get("NOUN")
     if not lemmas or tok in lemmas:
         return None
     return lemmas[0]
+
+
+# Irregular plurals lemminflect's dictionary lacks (checked: getAllLemmas("oxen") is empty); the
+# singulars are Merriam-Webster's.
+_MISSING_IRREGULAR = {"oxen": "ox", "brethren": "brother"}
+
+
+@lru_cache(maxsize=65536)
+def _ves_ices_singular(tok: str) -> str | None:
+    """The singular of "-ves" and "-ices" plurals (calves, knives, indices, vertices) where the
+    dictionary has one ending in f/fe/x: the light stemmer would make "calve" and "indice"."""
+    for lemma in getAllLemmas(tok, "NOUN").get("NOUN", ()):
+        if lemma != tok and lemma.endswith(("f", "fe", "x")):
+            return lemma
+    return None
 
 
 def _stem(tok: str) -> str:
@@ -371,6 +388,10 @@ def _stem(tok: str) -> str:
             return singular
     if len(tok) < 4:
         return tok
+    if tok.endswith(("ves", "ices")):
+        singular = _ves_ices_singular(tok)
+        if singular is not None:
+            return singular
     if tok.endswith("ies") and len(tok) > 4:
         return tok[:-3] + "y"
     if tok.endswith(("sses", "xes", "ches", "shes", "zes")):

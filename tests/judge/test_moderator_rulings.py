@@ -115,7 +115,11 @@ GUARDS = [
     ("<b><u>Slovenia</u></b>", "Slavonia", "reject"),
     ("<b><u>Pliny the Elder</u></b>", "Pliny the Younger", "reject"),
     ("<b><u>Richard III</u></b>", "Richard II", "reject"),
-    ("<b><u>1860s</u></b>", "60s", "reject"),
+    # judge 1.2: a bare decade takes the line's century (issue 12: "the nineties" by the century the
+    # line implies; rulings_moderator.jsonl rules "the nineties" for 1890s accept), so this guard,
+    # "reject" in 1.1, now expects accept; another century written out is still wrong:
+    ("<b><u>1860s</u></b>", "60s", "accept"),
+    ("<b><u>1860s</u></b>", "1960s", "reject"),
     ("<b><u>1960s</u></b>", "1960", "reject"),
     ("<b><u>dance</u></b>", "dancer", "reject"),
     ("<b><u>migrate</u></b>", "migration", "reject"),  # no word-forms directive
@@ -169,3 +173,14 @@ def test_corpora_are_split_by_answer_line() -> None:
             assert r["expected"] in ("accept", "prompt", "reject") and r["reason"]
             assert split_of.setdefault(r["answerline"], r["split"]) == r["split"], r["answerline"]
         assert set(split_of.values()) == {"tune", "holdout"}
+
+
+def test_fresh_set_is_one_unseen_split() -> None:
+    # rulings_fresh.jsonl is scored by benchmarks/judge.py only: no rule may be tuned on it
+    rows = [
+        json.loads(x) for x in (HERE / "rulings_fresh.jsonl").read_text(encoding="utf-8").splitlines() if x
+    ]
+    assert len(rows) >= 120
+    for r in rows:
+        assert r["split"] == "fresh" and r["expected"] in ("accept", "prompt", "reject") and r["reason"]
+        assert isinstance(r["from_issue"], bool)
