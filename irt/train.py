@@ -373,20 +373,14 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None, on_ep
         agent_n = torch.bincount(A, minlength=len(data.agents)).float()  # responses per agent
         item_n = torch.bincount(Q, minlength=len(data.items)).float()  # responses per item
 
-    def step_loss(idx: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, float | None]:
-        """(loss with penalties, mean BCE, validation BCE or None) on the batch ``idx`` (None: all
-        training responses). The dense full batch reads the validation BCE off the same forward pass
-        (the parameters the step starts from), which saves a second pass over the bank per epoch."""
-        val_from_step: float | None = None
+    def step_loss(idx: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(loss with penalties, mean BCE) on the batch ``idx`` (None: all training responses)."""
         if dense:
             bank = model.bank()
             L = model.dense_logits(bank)
             loss_bce = F.binary_cross_entropy_with_logits(L, share, weight=count, reduction="sum") / n
             l1 = l1_penalty(model.skills(), bank["difficulty"], cfg.lambda_skill, cfg.lambda_difficulty, cfg.l1,
                             skill_counts=agent_n, difficulty_counts=item_n)
-            if vA is not None and vQ is not None and vY is not None:
-                with torch.no_grad():
-                    val_from_step = float(F.binary_cross_entropy_with_logits(L.detach()[vA, vQ], vY))
         else:
             a, q, y = (A, Q, Y) if idx is None else (A[idx], Q[idx], Y[idx])
             out = model(a, q)
@@ -395,9 +389,11 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None, on_ep
         loss = loss_bce + l1
         for w in weights:
             loss = loss + cfg.lambda_weights * w.pow(2).sum()
-        return loss, loss_bce.detach(), val_from_step
+        return loss, loss_bce.detach()
 
     def val_bce() -> float | None:
+        # gathered, also after a dense step: one pass over the bank (the embedding product) and the
+        # validation pairs only, not the whole agent x item matrix
         if vA is None or vQ is None or vY is None:
             return None
         with torch.no_grad():
@@ -418,27 +414,22 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None, on_ep
         else:
             batches = list(torch.randperm(n, generator=gen).to(dev).split(bs))
         total = torch.zeros((), device=dev)
-        val_loss: float | None = None
-        state: dict[str, torch.Tensor] | None = None
         for idx in batches:
-            loss, loss_bce, val_loss = step_loss(idx)
-            if dense and val_loss is not None and val_loss < best - cfg.min_delta:
-                state = snapshot()  # the losses of this epoch are those of the parameters before its step
+            loss, loss_bce = step_loss(idx)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             total += loss_bce * (n if idx is None else len(idx))
         train_loss = float(total) / n
         model.eval()
-        if not dense:
-            val_loss = val_bce()
+        val_loss = val_bce()
         history.append({"epoch": epoch, "train_bce": train_loss, "val_bce": val_loss})
         monitored = val_loss if val_loss is not None else train_loss
         if not math.isfinite(monitored):
             raise FloatingPointError(f"loss became {monitored} at epoch {epoch}; lower the learning rate")
         if monitored < best - cfg.min_delta:
             best, best_epoch, bad = monitored, epoch, 0
-            best_state = state if state is not None else snapshot()
+            best_state = snapshot()
         else:
             bad += 1
         if progress is not None:
