@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--l1", choices=list(L1_FORMS), default="mean",
                    help="L1 on skills and difficulties averaged over the batch's responses (mean, default) "
                    "or summed over them as in the paper (paper: batch-size times stronger)")
-    f.add_argument("--lambda-weights", type=float, default=0.0, help="L2 on W_R, W_D (not in the paper)")
+    f.add_argument("--lambda-weights", type=float, default=None,
+                   help="L2 on W_R, W_D (not in the paper; default 3e-4 full batch, 0 mini-batch; 0 = the paper)")
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
