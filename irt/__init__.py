@@ -35,7 +35,7 @@ from .prepare import (
     split_clues,
     tossup_rulings,
 )
-from .train import FitConfig, FitResult, ProgressCallback, fit, hash_split
+from .train import EpochStatus, FitConfig, FitResult, ProgressCallback, fit, hash_split
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -52,6 +52,7 @@ __all__ = [
     "ItemClusters",
     "OnePL",
     "ProgressCallback",
+    "EpochStatus",
     "Responses",
     "TwoPL",
     "backfill",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,16 @@ def with_embeddings(
     cache: str | Path | bool | None = True,
     device: str = "cpu",
     where: Sequence[str] | None = None,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> FitData:
     """A copy of ``data`` with every item embedded (cached) and the embedder recorded for cold start.
 
-    ``where`` (one ``"path:line"`` per item) is used in template errors.
+    ``where`` (one ``"path:line"`` per item) is used in template errors; ``progress(done, total)``
+    counts items embedded or found in the cache (see :func:`irt.embed.embed_texts`).
     """
     ids, emb, meta = embed_queries(
-        data.items, model=model, template=template, encoder=encoder, cache=cache, device=device, where=where
+        data.items, model=model, template=template, encoder=encoder, cache=cache, device=device, where=where,
+        progress=progress,
     )
     return replace(data, embeddings=align_embeddings(data.items, (ids, emb)), embedder=meta)
 

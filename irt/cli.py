@@ -21,7 +21,7 @@ from .data import (
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries
 from .io import load_fit, save_fit, write_jsonl
 from .models import MODELS
-from .train import L1_FORMS, FitConfig, fit
+from .train import L1_FORMS, EpochStatus, FitConfig, fit
 
 
 def _cache(args: argparse.Namespace) -> str | bool:
@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--l1", choices=list(L1_FORMS), default="mean",
                    help="L1 on skills and difficulties averaged over the batch's responses (mean, default) "
                    "or summed over them as in the paper (paper: batch-size times stronger)")
-    f.add_argument("--lambda-weights", type=float, default=0.0, help="L2 on W_R, W_D (not in the paper)")
+    f.add_argument("--lambda-weights", type=float, default=None,
+                   help="L2 on W_R, W_D (not in the paper; default 3e-4 full batch, 0 mini-batch; 0 = the paper)")
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
@@ -134,22 +135,24 @@ def cmd_fit(args: argparse.Namespace) -> int:
         device=args.device,
     )
     bar: Any = None
-    progress = None
+    on_epoch = None
     if not args.no_progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=cfg.resolved().max_epochs, desc=f"fit {args.model}", unit="epoch", file=sys.stderr)
+        # a counter, not a bar against the epoch cap: early stopping usually ends the fit long before it
+        bar = tqdm(desc=f"fit {args.model}", unit="epoch", file=sys.stderr)
 
-        def progress(epoch: int, train_loss: float, val_loss: float | None) -> None:
+        def on_epoch(st: EpochStatus) -> None:
             bar.update(1)
-            if epoch % 10 == 0 or epoch == 1:
-                post = {"train": f"{train_loss:.4f}"}
-                if val_loss is not None:
-                    post["val"] = f"{val_loss:.4f}"
+            if st.epoch % 10 == 0 or st.epoch == 1 or st.patience_left == 0:
+                post = {"train": f"{st.train_loss:.4f}"}
+                if st.val_loss is not None:
+                    post["val"] = f"{st.val_loss:.4f}"
+                post.update(best=f"{st.best_loss:.4f}@{st.best_epoch}", patience=f"{st.patience_left}/{st.patience}")
                 bar.set_postfix(post, refresh=False)
 
     try:
-        result = fit(data, cfg, progress=progress)
+        result = fit(data, cfg, on_epoch=on_epoch)
     finally:
         if bar is not None:
             bar.close()

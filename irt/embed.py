@@ -16,6 +16,7 @@ import hashlib
 import os
 import string
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,18 +154,26 @@ def _key(model_id: str, text: str) -> str:
     return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()
 
 
+EmbedProgress = Callable[[int, int], Any]
+PROGRESS_CHUNK = 256
+"""Texts per encoder call when embedding: small enough for a progress step every few seconds on a CPU."""
+
+
 def embed_texts(
     texts: Sequence[str],
     model: str | None = None,
     encoder: Encoder | None = None,
     cache: str | Path | None | bool = True,
     device: str = "cpu",
+    progress: EmbedProgress | None = None,
 ) -> np.ndarray:
     """Embed texts, reusing the cache; only texts not seen before reach the encoder.
 
     ``model`` names the embedder (and keys the cache); ``encoder`` overrides how it is run (tests,
     or a model the caller has loaded already). ``cache``: True for the default directory, a
-    directory path, or False/None for none.
+    directory path, or False/None for none. ``progress(done, total)``: texts embedded (or found in
+    the cache) of all of them, once before encoding and after every chunk of ``PROGRESS_CHUNK``
+    new texts; it may raise to abort.
     """
     model_id = model or DEFAULT_MODEL
     keys = [_key(model_id, t) for t in texts]
@@ -177,11 +186,23 @@ def embed_texts(
         if (store is None or store.get(k) is None) and k not in todo:
             todo[k] = t
     fresh: dict[str, np.ndarray] = {}
+    per_key = Counter(keys)
+    done = len(keys) - sum(per_key[k] for k in todo)
+    if progress is not None:
+        progress(done, len(keys))
     if todo:
         enc = encoder or load_encoder(model, device=device)
-        rows = np.asarray(enc(list(todo.values())), dtype=np.float32)
-        if rows.shape[0] != len(todo):
-            raise RuntimeError(f"the encoder returned {rows.shape[0]} rows for {len(todo)} texts")
+        todo_keys, parts = list(todo), []
+        for at in range(0, len(todo_keys), PROGRESS_CHUNK):
+            chunk = todo_keys[at : at + PROGRESS_CHUNK]
+            part = np.asarray(enc([todo[k] for k in chunk]), dtype=np.float32)
+            if part.ndim != 2 or part.shape[0] != len(chunk):
+                raise RuntimeError(f"the encoder returned {part.shape[0] if part.ndim else 0} rows for {len(chunk)} texts")
+            parts.append(part)
+            done += sum(per_key[k] for k in chunk)
+            if progress is not None:
+                progress(done, len(keys))
+        rows = np.concatenate(parts)
         if not np.isfinite(rows).all():
             raise RuntimeError("the encoder returned NaN or infinite values")
         fresh = dict(zip(todo, rows, strict=True))
@@ -202,12 +223,13 @@ def embed_queries(
     cache: str | Path | None | bool = True,
     device: str = "cpu",
     where: Sequence[str] | None = None,
+    progress: EmbedProgress | None = None,
 ) -> tuple[list[str], np.ndarray, dict[str, str]]:
     """``(ids, embeddings, meta)`` for queries; ``meta`` (``model``, ``template``) goes with the fit.
 
     ``where`` (e.g. ``"Q.jsonl:3"`` per query) is used in template errors.
     """
     texts = [item_text(q, template, where[i] if where else None) for i, q in enumerate(queries)]
-    emb = embed_texts(texts, model=model, encoder=encoder, cache=cache, device=device)
+    emb = embed_texts(texts, model=model, encoder=encoder, cache=cache, device=device, progress=progress)
     meta = {"model": model or DEFAULT_MODEL, "template": template or DEFAULT_TEMPLATE}
     return [q["id"] for q in queries], emb, meta

@@ -18,8 +18,9 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,7 @@ class _Attempt:
     def __init__(self, run: FitRun, heartbeat: _Heartbeat) -> None:
         self.fit_id, self.attempt, self.heartbeat = run.pk, run.attempts, heartbeat
         self.carry = {"lost": run.progress["lost"]} if run.progress.get("lost") else {}
+        self.last_write = 0.0
 
     def write(self, progress: dict[str, Any]) -> None:
         """Raises FitLost if this attempt no longer owns the run, FitCancelled if a researcher cancelled it."""
@@ -157,19 +159,38 @@ class _Attempt:
     def phase(self, phase: str, **extra: Any) -> None:
         self.write({"phase": phase, **extra})
 
-    def progress_hook(self, max_epochs: int) -> Callable[[int, float, float | None], None]:
-        last = 0.0
+    def _throttled(self, first: bool) -> bool:
+        """True when this step should not write (the last write is under PROGRESS_EVERY_S old)."""
+        now = time.time()
+        if not first and now - self.last_write < PROGRESS_EVERY_S:
+            if self.heartbeat.lost.is_set():
+                raise FitLost()
+            return True
+        self.last_write = now
+        return False
 
-        def hook(epoch: int, train_loss: float, val_loss: float | None) -> None:
-            nonlocal last
-            now = time.time()
-            if epoch != 1 and now - last < PROGRESS_EVERY_S:
-                if self.heartbeat.lost.is_set():
-                    raise FitLost()
+    def embedding_hook(self) -> Callable[[int, int], None]:
+        """Progress of the embedding phase: items embedded (or found in the cache) of all items."""
+
+        def hook(done: int, total: int) -> None:
+            if self._throttled(done == 0 or done == total):
                 return
-            last = now
-            self.write({"phase": "fitting", "epoch": epoch, "max_epochs": max_epochs, "train_loss": train_loss,
-                        "val_loss": val_loss})
+            self.write({"phase": "embedding", "items": total, "items_done": done})
+
+        return hook
+
+    def epoch_hook(self) -> Callable[[irt.EpochStatus], None]:
+        """Progress of training: where early stopping stands (best epoch, patience left, losses).
+
+        The fit stops when `patience_left` reaches 0, usually long before `max_epochs`, so the page shows
+        this state rather than a bar against the epoch cap."""
+
+        def hook(st: irt.EpochStatus) -> None:
+            if self._throttled(st.epoch == 1):
+                return
+            self.write({"phase": "fitting", "epoch": st.epoch, "max_epochs": st.max_epochs, "train_loss": st.train_loss,
+                        "val_loss": st.val_loss, "best_epoch": st.best_epoch, "best_loss": st.best_loss,
+                        "monitored": st.monitored, "patience": st.patience, "patience_left": st.patience_left})
 
         return hook
 
@@ -204,7 +225,34 @@ def fit_run_execute(*, fit_id: int, worker_name: str = "") -> FitRun:
                                                        error=detail, timing=timing)
 
 
+def fit_threads() -> int | None:
+    """torch threads for a fit (`RESEARCH_FIT_THREADS`; None: torch's default)."""
+    n = int(getattr(settings, "RESEARCH_FIT_THREADS", 1) or 0)
+    return n if n > 0 else None
+
+
+@contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """Run the embedding and the fit with `n` torch threads, then restore the process's setting."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _execute(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> FitRun:
+    with _torch_threads(fit_threads()):
+        return _execute_here(run, attempt, timing)
+
+
+def _execute_here(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> FitRun:
     fit_id = run.pk
     t0 = time.perf_counter()
     spec = FitSpec.from_dict(run.settings)
@@ -220,14 +268,15 @@ def _execute(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> FitRun
     timing["prepare_s"] = round(time.perf_counter() - t0, 3)
     if spec.model == "caimira":
         t1 = time.perf_counter()
-        attempt.phase("embedding", items=len(prepared.queries))
+        attempt.phase("embedding", items=len(prepared.queries), items_done=0)
         data = irt.with_embeddings(
-            data, model=spec.embedder, template=spec.template, encoder=encoder_for(spec.embedder), cache=cache_dir()
+            data, model=spec.embedder, template=spec.template, encoder=encoder_for(spec.embedder), cache=cache_dir(),
+            progress=attempt.embedding_hook(),
         )
         timing["embed_s"] = round(time.perf_counter() - t1, 3)
-    config = spec.config()
+    config = replace(spec.config(), threads=fit_threads())  # recorded with the fit's config
     t2 = time.perf_counter()
-    result = irt.fit(data, config, progress=attempt.progress_hook(config.resolved().max_epochs or 0))
+    result = irt.fit(data, config, on_epoch=attempt.epoch_hook())
     timing["fit_s"] = round(time.perf_counter() - t2, 3)
     attempt.phase("storing")
     return _store(fit_id=fit_id, attempt=attempt.attempt, spec=spec, prepared=prepared, result=result, timing=timing, t0=t0)

@@ -41,7 +41,9 @@ class FitRun(models.Model):
     # Snapshot of the data the fit saw: items, agents and responses by kind, max response id.
     counts = models.JSONField(default=dict, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
-    progress = models.JSONField(default=dict, blank=True)  # {"phase", "epoch", "max_epochs", "train_loss", "val_loss"}
+    # {"phase", "items", "items_done" (embedding), "epoch", "max_epochs", "train_loss", "val_loss", "best_epoch",
+    #  "best_loss", "monitored", "patience", "patience_left" (fitting), "updated"}
+    progress = models.JSONField(default=dict, blank=True)
     history = models.JSONField(default=list, blank=True)
     timing = models.JSONField(default=dict, blank=True)  # seconds per phase
     clusters = models.JSONField(default=list, blank=True)  # per cluster: size, mean relevance, mean eff. difficulty

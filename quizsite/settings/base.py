@@ -250,6 +250,11 @@ RESEARCH_FIT_LOST_AFTER_SECONDS = float(os.environ.get("RESEARCH_FIT_LOST_AFTER_
 RESEARCH_FIT_REAP_EVERY_SECONDS = float(os.environ.get("RESEARCH_FIT_REAP_EVERY_SECONDS", "10" if REDIS_URL else "0"))
 RESEARCH_FIT_RETRY_ON_WORKER_LOSS = env_bool("RESEARCH_FIT_RETRY_ON_WORKER_LOSS", False)
 RESEARCH_FIT_MAX_RETRIES = int(os.environ.get("RESEARCH_FIT_MAX_RETRIES", "1"))
+# torch CPU threads while a fit embeds and trains, in a worker or `fit_caimira --wait` alike (0: torch's own
+# default, one per core). 1 by default: a fit's steps are thin matrix products over a few MB, bound by memory,
+# and a prefork pool runs several fits (and the web processes) on the same cores, so more threads only
+# contend (quizsite/research/README.md, benchmarks/fit_worker.py).
+RESEARCH_FIT_THREADS = env_int("RESEARCH_FIT_THREADS", 1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

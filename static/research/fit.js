@@ -1,4 +1,5 @@
-// Live progress of a fit run: polls the run's progress.json (epoch, losses) while it is queued or running,
+// Live progress of a fit run: polls the run's progress.json (items embedded; epoch, losses and where early
+// stopping stands) while it is queued or running,
 // draws the validation loss as a sparkline, and reloads the page once the run has finished.
 (function () {
   "use strict";
@@ -29,12 +30,25 @@
         $("status-label").textContent = data.status;
         $("status-label").className = "status " + data.status;
         $("phase").textContent = p.phase || "";
-        if (p.epoch) {
+        $("embed-progress").hidden = p.phase !== "embedding";
+        $("fit-progress").hidden = p.phase !== "fitting";
+        if (p.phase === "embedding" && p.items) {
+          $("items-done").textContent = p.items_done ?? 0;
+          $("items").textContent = p.items;
+          $("progress-bar").style.width = Math.min(100, (100 * (p.items_done || 0)) / p.items) + "%";
+        }
+        if (p.phase === "fitting" && p.epoch) {
           $("epoch").textContent = p.epoch;
           $("max-epochs").textContent = p.max_epochs || "–";
+          $("best-epoch").textContent = p.best_epoch ?? "–";
+          $("best-loss").textContent = fmt(p.best_loss);
+          $("monitored").textContent = p.monitored === "train" ? "train" : "validation";
+          $("patience-left").textContent = p.patience_left ?? "–";
+          $("patience").textContent = p.patience ?? "–";
           $("train-loss").textContent = fmt(p.train_loss);
           $("val-loss").textContent = fmt(p.val_loss);
-          if (p.max_epochs) $("progress-bar").style.width = Math.min(100, (100 * p.epoch) / p.max_epochs) + "%";
+          // how close early stopping is: epochs since the best one, of the patience (not the epoch cap)
+          if (p.patience) $("progress-bar").style.width = Math.min(100, (100 * (p.patience - (p.patience_left ?? p.patience))) / p.patience) + "%";
           const v = p.val_loss ?? p.train_loss;
           if (v !== null && v !== undefined && (losses.length === 0 || losses.at(-1) !== v)) { losses.push(v); spark(); }
         }

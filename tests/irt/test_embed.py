@@ -104,3 +104,15 @@ def test_real_embedder_cli_embed_then_fit_from_cache_then_cold_predict(tmp_path,
     assert main(["predict", "--fit", str(out), "--queries", str(tmp_path / "new.jsonl"), "--pairs",
                  str(tmp_path / "p.jsonl"), "--out", str(tmp_path / "o.jsonl"), "--cache", str(cache)]) == 0
     assert 0 < json.loads((tmp_path / "o.jsonl").read_text())["p"] < 1
+
+
+def test_embedding_progress_counts_items_done_of_all(fake_encoder, tmp_path, monkeypatch):
+    import irt.embed
+
+    monkeypatch.setattr(irt.embed, "PROGRESS_CHUNK", 2)
+    embed_texts(["a", "b"], model="fake", encoder=fake_encoder, cache=tmp_path)  # cached before
+    steps: list[tuple[int, int]] = []
+    texts = ["a", "b", "c", "d", "c", "e", "f"]  # 2 cached, "c" twice, 4 new distinct texts: 2 chunks
+    out = embed_texts(texts, model="fake", encoder=fake_encoder, cache=tmp_path, progress=lambda *a: steps.append(a))
+    assert steps == [(2, 7), (5, 7), (7, 7)]  # cached first, then each chunk (both "c" items at once)
+    assert out.shape[0] == 7 and fake_encoder.seen[-4:] == ["c", "d", "e", "f"]

@@ -28,8 +28,9 @@ def test_live_progress_updates_then_reloads(live_server, django_user_model, monk
     run = services.fitrun_create(spec=FitSpec(embedder="hashing-16"))
     # running in this (live) process, with a fresh heartbeat: the page views must not reap it
     FitRun.objects.filter(pk=run.pk).update(status="running", attempts=1, worker=liveness.identity(), heartbeat_at=timezone.now(),
-                                            progress={"phase": "fitting", "epoch": 3, "max_epochs": 100,
-                                                      "train_loss": 0.7, "val_loss": 0.69})
+                                            progress={"phase": "fitting", "epoch": 3, "max_epochs": 3000,
+                                                      "train_loss": 0.7, "val_loss": 0.69, "best_epoch": 3,
+                                                      "best_loss": 0.69, "patience": 100, "patience_left": 100})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()
@@ -38,11 +39,14 @@ def test_live_progress_updates_then_reloads(live_server, django_user_model, monk
         page.fill("#id_password", "pw")
         page.click("input[type=submit]")
         page.wait_for_selector("#epoch")
-        for epoch, loss in ((10, 0.61), (25, 0.52)):
-            FitRun.objects.filter(pk=run.pk).update(progress={"phase": "fitting", "epoch": epoch, "max_epochs": 100,
-                                                              "train_loss": loss + 0.01, "val_loss": loss})
+        for epoch, loss, best in ((10, 0.61, 10), (125, 0.52, 100)):
+            FitRun.objects.filter(pk=run.pk).update(progress={
+                "phase": "fitting", "epoch": epoch, "max_epochs": 3000, "train_loss": loss + 0.01, "val_loss": loss,
+                "best_epoch": best, "best_loss": 0.5, "patience": 100, "patience_left": 100 - (epoch - best)})
             page.wait_for_function(f"document.getElementById('epoch').textContent === '{epoch}'", timeout=5000)
         assert page.text_content("#val-loss") == "0.5200"
+        assert page.text_content("#best-epoch") == "100" and page.text_content("#patience-left") == "75"
+        # the bar is how close early stopping is (25 epochs without improvement of 100), not epoch / max_epochs
         assert page.eval_on_selector("#progress-bar", "el => el.style.width") == "25%"
         assert page.eval_on_selector("#loss-spark", "el => el.querySelectorAll('polyline').length") == 1
         FitRun.objects.filter(pk=run.pk).update(status="failed", error="ValueError: boom", progress={"phase": "failed"})

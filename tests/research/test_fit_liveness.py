@@ -161,17 +161,17 @@ def test_an_attempt_that_lost_the_run_writes_nothing(active, monkeypatch, taken_
     run = services.fitrun_create(spec=FitSpec(**{**FAST, "max_epochs": 500}))
     real_fit = fits.irt.fit
 
-    def fit_and_lose(data, config, progress=None):
-        def hook(epoch, train, val):
-            if epoch == 3:  # this process froze long enough for the reaper, or a cancel, to take the run
+    def fit_and_lose(data, config, on_epoch=None):
+        def hook(st):
+            if st.epoch == 3:  # this process froze long enough for the reaper, or a cancel, to take the run
                 if taken_by == "reaper":
                     FitRun.objects.filter(pk=run.pk).update(status="failed", error="worker lost: test")
                 else:
                     FitRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=100))
                     services.fitrun_cancel(run=run)
-            progress(epoch, train, val)
+            on_epoch(st)
 
-        return real_fit(data, config, progress=hook)
+        return real_fit(data, config, on_epoch=hook)
 
     monkeypatch.setattr(fits, "PROGRESS_EVERY_S", 0)
     monkeypatch.setattr(fits.irt, "fit", fit_and_lose)
@@ -202,12 +202,12 @@ def test_heartbeat_thread_beats_during_a_silent_phase_and_stops(transactional_db
     real_fit = fits.irt.fit
     seen = {}
 
-    def silent_then_fit(data, config, progress=None):
+    def silent_then_fit(data, config, on_epoch=None):
         before = FitRun.objects.get(pk=run.pk).heartbeat_at
         time.sleep(1.0)  # a long step without progress callbacks (think: a slow embedding)
         seen["beats"] = FitRun.objects.get(pk=run.pk).heartbeat_at - before
         seen["reaped"] = [r.pk for r in services.fitrun_reap_lost()]
-        return real_fit(data, config, progress=progress)
+        return real_fit(data, config, on_epoch=on_epoch)
 
     monkeypatch.setattr(fits.irt, "fit", silent_then_fit)
     after = fits.fit_run_execute(fit_id=run.pk)

@@ -103,14 +103,14 @@ def test_cancel_while_fitting_stops_and_keeps_active(world, research_cache, monk
     run = services.fitrun_create(spec=FitSpec(**{**FAST, "max_epochs": 500}))
     real_fit = fits.irt.fit
 
-    def fit_and_cancel(data, config, progress=None):
-        def hook(epoch, train, val):
-            if epoch == 3:
+    def fit_and_cancel(data, config, on_epoch=None):
+        def hook(st):
+            if st.epoch == 3:
                 FitRun.objects.filter(pk=run.pk).update(cancel_requested=True)
             fits.PROGRESS_EVERY_S = 0
-            progress(epoch, train, val)
+            on_epoch(st)
 
-        return real_fit(data, config, progress=hook)
+        return real_fit(data, config, on_epoch=hook)
 
     monkeypatch.setattr(fits, "PROGRESS_EVERY_S", 0)
     monkeypatch.setattr(fits.irt, "fit", fit_and_cancel)
@@ -204,3 +204,60 @@ def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db
     page = client.get(f"/research/fits/{run.pk}/items/{prefix.pk}/", follow=True)
     assert page.redirect_chain[-1][0] == f"/research/fits/{run.pk}/items/{tossup.pk}/"
     assert "c/q1_1" in page.content.decode() and "cold start" not in page.content.decode().split("Predicted")[0]
+
+
+def test_progress_rows_show_items_embedded_and_where_early_stopping_stands(world, research_cache, monkeypatch):
+    """Every progress write of a run, as the fit page and progress.json see them."""
+    writes: list[dict] = []
+    real = services.fitrun_heartbeat
+
+    def record(**kwargs):
+        if kwargs.get("progress"):
+            writes.append(kwargs["progress"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(fits, "PROGRESS_EVERY_S", 0)
+    monkeypatch.setattr(services, "fitrun_heartbeat", record)
+    run = services.fitrun_create(spec=FitSpec(**{**FAST, "max_epochs": 3000}))
+    fits.fit_run_execute(fit_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    embedding = [w for w in writes if w["phase"] == "embedding"]
+    n_items = run.counts["items"]
+    assert embedding[0]["items_done"] == 0 and embedding[-1]["items_done"] == n_items
+    assert all(w["items"] == n_items for w in embedding)
+    fitting = [w for w in writes if w["phase"] == "fitting"]
+    assert [w["epoch"] for w in fitting] == list(range(1, run.metrics["epochs"] + 1))
+    last = fitting[-1]
+    # the fit stopped because patience ran out, at the best epoch the progress said it kept
+    assert run.metrics["stopped"] == "patience" and last["patience_left"] == 0
+    assert last["best_epoch"] == run.metrics["best_epoch"] and last["epoch"] == last["best_epoch"] + last["patience"]
+    assert last["best_loss"] == pytest.approx(min(w["val_loss"] for w in fitting), abs=1e-5) and last["monitored"] == "val"
+    assert all(w["patience_left"] == w["patience"] - (w["epoch"] - w["best_epoch"]) for w in fitting)
+
+
+def test_fit_runs_with_the_configured_torch_threads_and_restores_them(world, research_cache, settings, monkeypatch):
+    import torch
+
+    settings.RESEARCH_FIT_THREADS = 1
+    real_fit = fits.irt.fit
+    seen = {}
+
+    def observe(data, config, on_epoch=None):
+        seen["during"] = torch.get_num_threads()
+        return real_fit(data, config, on_epoch=on_epoch)
+
+    monkeypatch.setattr(fits.irt, "fit", observe)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run = services.fitrun_create(spec=FitSpec(**FAST))
+        fits.fit_run_execute(fit_id=run.pk)
+        assert torch.get_num_threads() == 2  # the process's own setting is back
+    finally:
+        torch.set_num_threads(before)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert seen["during"] == 1 and run.metrics["config"]["threads"] == 1
+    settings.RESEARCH_FIT_THREADS = 0  # 0: torch's default, nothing set
+    assert fits.fit_threads() is None
