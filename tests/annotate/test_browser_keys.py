@@ -74,7 +74,9 @@ def test_practice_feedback_and_s_asks_before_skipping(make_campaign, live_server
             page.set_viewport_size(PHONE)
             assert Assignment.objects.get(pk=real.pk).state == "leased"  # asked, not skipped
             page.keyboard.press("Escape")  # back from the confirm step
-            assert not page.locator("#skip-confirm").is_visible() and page.locator("#skip-box").evaluate("d => d.open")
+            assert not page.locator("#skip-confirm").is_visible() and page.locator("#skip-box").evaluate(
+                "d => d.open"
+            )
             page.keyboard.press("Escape")  # closes the box
             assert not page.locator("#skip-box").evaluate("d => d.open")
             assert Assignment.objects.get(pk=real.pk).state == "leased"
@@ -117,7 +119,9 @@ def test_research_index_tables_stay_inside_their_card_on_a_phone(db, live_server
         browser = launch_chromium(pw)
         try:
             context = browser.new_context(viewport=PHONE)
-            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+            context.add_cookies(
+                [{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}]
+            )
             page = context.new_page()
             page.goto(f"{live_server.url}/research/")
             assert page.locator("table.runs").count() == 1

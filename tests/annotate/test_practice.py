@@ -97,7 +97,7 @@ def test_command_and_manage_page_set_and_show_practice(sets, admin_client):
         assert f"<code>{ext}</code>" in detail
 
 
-def test_practice_first_with_feedback_then_excluded_everywhere(make_campaign, client):
+def test_practice_first_with_feedback_then_excluded_everywhere(make_campaign, client, admin_client):
     campaign = make_campaign("archaeology-choose", "arch", per_item=2, practice=2, min_answers=2)
     practice_ids = set(campaign.training_items.values_list("id", flat=True))
     participant = enter(client, "c")
@@ -147,6 +147,10 @@ def test_practice_first_with_feedback_then_excluded_everywhere(make_campaign, cl
         .splitlines()
     ]
     assert len(everything) == 4
+    page = admin_client.get("/research/exports/responses.csv")
+    assert len(list(csv.DictReader(io.StringIO(b"".join(page.streaming_content).decode())))) == 2
+    page = admin_client.get("/research/exports/responses.csv?include_practice=1")
+    assert len(list(csv.DictReader(io.StringIO(b"".join(page.streaming_content).decode())))) == 4
 
 
 def test_practice_answers_move_no_agreement(make_campaign):
