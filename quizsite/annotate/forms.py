@@ -30,7 +30,11 @@ class CampaignForm(forms.Form):
                                    help_text="Leave empty for the task's default instructions.")
     consent_text = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
                                    help_text="Leave empty for the default consent text.")
-    training_ids = forms.CharField(required=False, label="Training items (external ids, comma separated)")
+    practice = forms.IntegerField(
+        min_value=0, max_value=100, initial=0, required=False, label="Practice items (drawn from the set)",
+        help_text="Answered first, with right/wrong and the correct answer after each; never counted. 0: none.",
+    )
+    training_ids = forms.CharField(required=False, label="More practice items by external id (comma separated)")
     gold_ids = forms.CharField(required=False, label="Gold items for attention checks (external ids)")
     completion_code = forms.CharField(max_length=64, required=False)
     completion_url = forms.URLField(required=False, help_text="e.g. https://app.prolific.com/submissions/complete?cc=CODE")
@@ -51,4 +55,5 @@ class CampaignForm(forms.Form):
         data["gold_ids"] = _ids(data.get("gold_ids") or "")
         data["invited_logins"] = _ids(data.pop("invited", "") or "")
         data["lease_seconds"] = data.pop("lease_minutes") * 60
+        data["practice"] = data.get("practice") or 0
         return data

@@ -46,6 +46,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign, "stats": stats, "link": link, "pending": selectors.authored_pending(campaign)[:50],
         "is_write": campaign.task == Task.ARCHAEOLOGY_WRITE,
         "invited": campaign.invited.order_by("username"),
+        "practice_items": campaign.training_items.order_by("external_id").values_list("external_id", flat=True),
     })
 
 

@@ -45,7 +45,15 @@ class Campaign(models.Model):
     lease_seconds = models.PositiveIntegerField(default=600, help_text="How long an item stays reserved.")
     timer_seconds = models.PositiveIntegerField(default=60, help_text="ghigliottina-open: time per game.")
     similarity_threshold = models.FloatField(default=0.8, help_text="archaeology-write: correct at or above.")
-    training_items = models.ManyToManyField(Item, blank=True, related_name="+", help_text="Shown first, with feedback.")
+    training_items = models.ManyToManyField(
+        Item, blank=True, related_name="+",
+        help_text="Practice items: shown first, with feedback; their answers are marked practice and count nowhere.",
+    )
+    practice_count = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many practice items were drawn from the item set at creation (besides any named by id); "
+        "fixed for the campaign, never among the real items.",
+    )
     gold_items = models.ManyToManyField(Item, blank=True, related_name="+", help_text="Attention checks, shown to all.")
     gold_every = models.PositiveSmallIntegerField(default=5, help_text="A gold item after this many pool items.")
     is_open = models.BooleanField(default=True)

@@ -84,8 +84,10 @@ def campaign_create(
     created_by: Any = None,
     invite_only: bool = False,
     invited_logins: Sequence[str] = (),
+    practice: int = 0,
 ) -> Campaign:
-    """A campaign over one item set; training and gold items are named by external id in that set.
+    """A campaign over one item set; training and gold items are named by external id in that set, and
+    `practice` more practice items are drawn from it (`_practice_draw`).
 
     `min_answers` (real answers before the completion code shows) defaults to the quota, or 1 without one:
     the code is what a crowd platform pays for, so it must cost at least the work the campaign asks for.
@@ -96,6 +98,8 @@ def campaign_create(
         raise AnnotateError("bad_k", "per-item must be at least 1")
     if min_answers is not None and min_answers < 0:
         raise AnnotateError("bad_min_answers", "min-answers must be 0 or more")
+    if practice < 0 or (practice and task == Task.ARCHAEOLOGY_AUTHOR):
+        raise AnnotateError("bad_practice", "practice must be 0 or more (and 0 for archaeology-author, which has no items)")
     if slug == "manage" or Campaign.objects.filter(slug=slug).exists():
         raise AnnotateError("slug_taken", f"campaign slug {slug!r} is taken")
     kind = TASK_KIND[task]
@@ -120,11 +124,26 @@ def campaign_create(
         timer_seconds=timer_seconds,
         created_by=created_by,
         invite_only=invite_only,
+        practice_count=practice,
     )
     campaign.training_items.set(training)
     campaign.gold_items.set(gold)
     campaign.invited.set(invited)
+    if practice:
+        campaign.training_items.add(*_practice_draw(campaign, practice))
     return campaign
+
+
+def _practice_draw(campaign: Campaign, n: int) -> list[int]:
+    """N items of the pool, drawn once with the campaign's slug as seed: every annotator practises on the
+    same items (their feedback is comparable), and as training items they leave the pool for good, so no
+    practice answer ever sits beside a real one. At least one real item must remain."""
+    ids = sorted(i for ids in _pool(campaign).values() for i in ids)
+    if n >= len(ids):
+        raise AnnotateError(
+            "bad_practice", f"{n} practice item(s) would leave no real items: set {campaign.item_set.slug} has {len(ids)} to draw from"
+        )
+    return sorted(random.Random(f"practice:{campaign.slug}").sample(ids, n))
 
 
 # --- invitations -----------------------------------------------------------------------------------
@@ -387,7 +406,11 @@ def assignment_submit(*, participant: Participant, assignment_id: int, post: Map
             score=judged.score,
             duration_ms=elapsed,
             judge_version=JUDGE_VERSION if campaign.task == Task.GHIGLIOTTINA_OPEN else "",
-            meta={"campaign": campaign.slug, "task": campaign.task, "role": assignment.role, **judged.meta},
+            meta={
+                "campaign": campaign.slug, "task": campaign.task, "role": assignment.role, **judged.meta,
+                # practice answers are kept but left out of statistics, completion and exports' default
+                **({"practice": True} if assignment.role == Assignment.Role.TRAINING else {}),
+            },
         )
         assignment.state = Assignment.State.DONE
         assignment.done_at = now
@@ -396,6 +419,20 @@ def assignment_submit(*, participant: Participant, assignment_id: int, post: Map
         _renew_group(assignment, now)
     feedback = feedback_for(campaign.task, assignment.item, judged) if assignment.role == Assignment.Role.TRAINING else None
     return Submitted(response=response, feedback=feedback)
+
+
+# The skip-or-flag box's reasons: value -> what the annotator reads. Stats list any note but "skipped" as a flag.
+SKIP_REASONS: dict[str, str] = {
+    "skip": "I cannot answer it: skip",
+    "unclear": "Flag: the item is unclear",
+    "wrong": "Flag: the item is wrong or broken",
+}
+_REASON_NOTES = {"skip": "", "unclear": "flag: unclear", "wrong": "flag: wrong or broken"}
+
+
+def skip_note(*, reason: str, note: str) -> str:
+    """The stored note: the reason's flag (an unknown reason counts as a plain skip) and the annotator's words."""
+    return "; ".join(part for part in (_REASON_NOTES.get(reason, ""), note.strip()) if part)
 
 
 def assignment_skip(*, participant: Participant, assignment_id: int, note: str, now: datetime) -> None:

@@ -205,7 +205,8 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             if request.POST.get("action") == "skip":
                 services.assignment_skip(
-                    participant=participant, assignment_id=assignment_id, note=request.POST.get("note", ""), now=now
+                    participant=participant, assignment_id=assignment_id, now=now,
+                    note=services.skip_note(reason=request.POST.get("reason", ""), note=request.POST.get("note", "")),
                 )
             else:
                 submitted = services.assignment_submit(
@@ -237,6 +238,8 @@ def item(request: HttpRequest, slug: str) -> HttpResponse:
             "training": assignment.role == Assignment.Role.TRAINING,
             "progress": selectors.participant_progress(participant),
             "remaining_ms": remaining_ms,
+            "skip_reasons": list(services.SKIP_REASONS.items()),
+            "choice_keys": min(len(assignment.choices or []), 9),
         },
     )
 

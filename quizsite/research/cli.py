@@ -24,6 +24,8 @@ def add_data_arguments(parser) -> None:
     parser.add_argument("--group-sizes", default="1,5,10,15")
     parser.add_argument("--groups-per-size", type=int, default=5, help="with --grouping paper")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--include-practice", action="store_true",
+                        help="keep annotation practice answers (left out by default)")
 
 
 def data_spec(options: dict[str, Any]) -> DataSpec:
@@ -33,4 +35,5 @@ def data_spec(options: dict[str, Any]) -> DataSpec:
         agent_kinds=csv_list(options["agent_kinds"]), since=options["since"], until=options["until"],
         grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])],
         groups_per_size=options.get("groups_per_size", 5), seed=options["seed"],
+        include_practice=bool(options.get("include_practice")),
     )

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils.dateparse import parse_date, parse_datetime
 
 import irt
@@ -68,6 +68,7 @@ class DataSpec:
     group_sizes: list[int] = field(default_factory=lambda: [1, 5, 10, 15])
     groups_per_size: int = 5  # grouping "paper" only
     seed: int = 0
+    include_practice: bool = False  # annotation practice answers (Response.meta "practice") are left out by default
 
     def __post_init__(self) -> None:
         if self.grouping not in GROUPINGS:
@@ -208,7 +209,14 @@ def item_queries(item: Item) -> list[dict[str, Any]]:
 
 
 def responses_selected(spec: DataSpec) -> QuerySet[Response]:
+    """Rows a fit or an export reads. Annotation practice answers are left out unless asked for: they were
+    given with feedback on screen, so they measure the tutorial, not the annotator."""
     qs = Response.objects.all()
+    if not spec.include_practice:
+        # has_key first: a key lookup on a row without the key is NULL, and NOT NULL would drop the row too
+        qs = qs.exclude(Q(meta__has_key="practice") & Q(meta__practice=True)).exclude(
+            Q(source=Response.Source.ANNOTATION) & Q(meta__has_key="role") & Q(meta__role="training")
+        )
     if spec.item_sets:
         qs = qs.filter(item__item_set__slug__in=spec.item_sets)
     if spec.item_kinds:

@@ -199,6 +199,7 @@ def _export_spec(request: HttpRequest) -> DataSpec:
         since=g.get("since", ""), until=g.get("until", ""), grouping=g.get("grouping", "individual"),
         group_sizes=[int(s) for s in g.get("group_sizes", "1,5,10,15").split(",") if s.strip().isdigit()] or [1],
         groups_per_size=int(g["groups_per_size"]) if g.get("groups_per_size", "").isdigit() else 5,
+        include_practice=g.get("include_practice") in ("1", "on", "true"),
     )
 
 

@@ -23,7 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("--quota", type=int, default=0, help="items per annotator (0: no limit)")
         parser.add_argument("--instructions", default="", help="text; empty for the task's default")
         parser.add_argument("--consent", default="", help="consent text; empty for the default")
-        parser.add_argument("--training", default="", help="external ids of training items, comma separated")
+        parser.add_argument("--practice", type=int, default=0,
+                            help="practice items drawn from the set: answered first, with feedback, never counted")
+        parser.add_argument("--training", default="", help="external ids of further practice items, comma separated")
         parser.add_argument("--gold", default="", help="external ids of gold (attention check) items")
         parser.add_argument("--completion-code", default="")
         parser.add_argument("--completion-url", default="")
@@ -42,13 +44,14 @@ class Command(BaseCommand):
             campaign = campaign_create(
                 slug=o["slug"], item_set=item_set, task=o["task"], per_item=o["per_item"], name=o["name"],
                 quota=o["quota"], instructions=o["instructions"], consent_text=o["consent"],
-                training_ids=_ids(o["training"]), gold_ids=_ids(o["gold"]),
+                training_ids=_ids(o["training"]), gold_ids=_ids(o["gold"]), practice=o["practice"],
                 completion_code=o["completion_code"], completion_url=o["completion_url"], min_answers=o["min_answers"],
                 lease_seconds=o["lease_minutes"] * 60, timer_seconds=o["timer_seconds"],
             )
         except AnnotateError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(self.style.SUCCESS(
-            f"campaign {campaign.slug}: {campaign.task} over {item_set.slug}, k={campaign.per_item}; "
+            f"campaign {campaign.slug}: {campaign.task} over {item_set.slug}, k={campaign.per_item}, "
+            f"{campaign.training_items.count()} practice item(s); "
             f"annotators start at /annotate/{campaign.slug}/"
         ))
