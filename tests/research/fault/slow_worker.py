@@ -19,15 +19,15 @@ def main() -> None:
     if delay > 0:
         real_fit = irt.fit
 
-        def slow_fit(data, config=None, progress=None):  # type: ignore[no-untyped-def]
-            if config is None or (config.max_epochs or 0) < 1000 or progress is None:
-                return real_fit(data, config, progress)
+        def slow_fit(data, config=None, progress=None, on_epoch=None):  # type: ignore[no-untyped-def]
+            if config is None or (config.max_epochs or 0) < 1000 or on_epoch is None:
+                return real_fit(data, config, progress, on_epoch=on_epoch)
 
-            def hook(epoch: int, train_loss: float, val_loss: float | None) -> None:
+            def hook(status):  # type: ignore[no-untyped-def]
                 time.sleep(delay)
-                progress(epoch, train_loss, val_loss)
+                on_epoch(status)
 
-            return real_fit(data, config, progress=hook)
+            return real_fit(data, config, progress, on_epoch=hook)
 
         irt.fit = slow_fit  # fits.py calls irt.fit through the module
 
