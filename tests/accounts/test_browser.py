@@ -77,6 +77,7 @@ def test_a_guest_who_played_signs_up_and_keeps_the_score(app):
             page.select_option("select[name=set]", "acc")
             with page.expect_navigation():
                 page.click("#join-room")
+            expect(page.locator("#status")).to_contain_text("Press Next")  # joined: the socket has its hello
             page.keyboard.press("n")
             expect(page.locator("#text")).to_contain_text("W01")
             page.keyboard.press("Space")
