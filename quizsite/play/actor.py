@@ -248,7 +248,11 @@ class RoomActor:
     async def _stats(self, entry: dict[str, Any]) -> None:
         """Per-question statistics, once per tossup end and after its commit, off the clock's path."""
         try:
-            stats = await db(selectors.item_stats)(item_id=entry["item_id"])
+            # Its own thread and connection (reads only): the room's database thread is where buzzes and
+            # rulings write, and 50 rooms ending a tossup together must not queue their statistics there.
+            stats = await database_sync_to_async(selectors.item_stats, thread_sensitive=False)(
+                item_id=entry["item_id"]
+            )
         except Exception:
             log.exception("room %s: statistics of item %s failed", self.slug, entry.get("item_id"))
             return

@@ -125,7 +125,9 @@ def bots_available() -> list[str]:
     }
     _builtin_ensure()
     live = _live_kinds()
-    names |= {c.name for c in AgentConfig.objects.filter(kind__in=list(live)) if c.versions.exists()}
+    names |= set(
+        AgentConfig.objects.filter(kind__in=list(live), versions__isnull=False).values_list("name", flat=True)
+    )
     return sorted(names)
 
 
