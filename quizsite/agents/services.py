@@ -38,6 +38,22 @@ def agent_get_or_create_guest(*, guest_key: str, name: str) -> Agent:
     return agent
 
 
+def agent_get_or_create_guests(*, items: list[tuple[str, str]]) -> list[Agent]:
+    """`agent_get_or_create_guest` for a crowd of (guest key, name) arriving together: one read and one
+    insert (the play room batches its joins). A key raced in by another process is read back."""
+    keys = {key for key, _ in items}
+    found = {a.guest_key: a for a in Agent.objects.filter(guest_key__in=keys)}
+    new = {key: Agent(kind=Agent.Kind.HUMAN, name=name, guest_key=key) for key, name in items if key not in found}
+    if new:
+        try:
+            with transaction.atomic():
+                Agent.objects.bulk_create(new.values())
+            found.update(new)
+        except IntegrityError:
+            found.update({key: agent_get_or_create_guest(guest_key=key, name=a.name) for key, a in new.items()})
+    return [found[key] for key, _ in items]
+
+
 def new_guest_key() -> str:
     return secrets.token_urlsafe(24)
 

@@ -28,6 +28,7 @@ from . import leases, selectors, services
 from .bots import RoomBots
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings
 from .models import Player, Room
+from .roster import Roster
 from .services import LostLease, Outcome, PlayError
 
 if TYPE_CHECKING:
@@ -50,9 +51,13 @@ def dumps(event: Event) -> str:
 
 
 class RoomActor:
-    def __init__(self, hub: Hub, room: Room, players: dict[int, dict[str, Any]], online: set[int], now: datetime):
+    def __init__(self, hub: Hub, room: Room, players: dict[int, dict[str, Any]], online: set[int],
+                 agents: dict[int, int], now: datetime):
         self.hub, self.room, self.slug = hub, room, room.slug
         self.players = players
+        self.agents = agents
+        # Lent to the services on every copy of the room (copy.copy keeps it): they read no player rows.
+        self.room.roster = Roster(players=self.players, agents=self.agents)  # type: ignore[attr-defined]
         self.online: Counter[int] = Counter({pid: 1 for pid in online})
         self.term = secrets.token_hex(4)  # events of this leadership, numbered by seq
         self.seq = 0
@@ -111,12 +116,13 @@ class RoomActor:
                 await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
 
     async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
-        player, chat = await db(self._join_db)(payload["agent_id"], payload["name"])
+        player, chat = await self.hub.writer.run_grouped(self._join_db, (payload["agent_id"], payload["name"]))
         known = self.players.get(player.pk)
         bot = payload.get("bot")
         if bot and self.online[player.pk] > 0:
             raise PlayError("bot_running", "another client of this bot is in the room")
         self.players[player.pk] = {"id": player.pk, "name": player.name, "score": player.score, "bot": bool(bot)}
+        self.agents[player.pk] = player.agent_id
         if bot:
             self.bots.joined(bot, player.pk)
         self.online[player.pk] += 1
@@ -135,14 +141,16 @@ class RoomActor:
     def _bot_names(self) -> list[str]:
         return list(room_settings(self.room).get("bots") or [])
 
-    def _join_db(self, agent_id: int, name: str) -> tuple[Player, list[dict[str, Any]]]:
+    def _join_db(self, items: list[tuple[int, str]]) -> list[tuple[Player, list[dict[str, Any]]] | PlayError]:
+        """The joins of one group commit together: a crowd costs one read and one insert, not one each."""
         taken = {pid: p["name"] for pid, p in self.players.items()}
-        player = services.room_join(room=self.room, agent_id=agent_id, name=name, now=timezone.now(), taken=taken)
+        joined = services.room_join_many(room=self.room, requests=items, now=timezone.now(), taken=taken)
         if self.chat is None:
             self.chat = deque(chat_recent(self.room), maxlen=CHAT_KEPT)
         if self.history is None:
             self.history = deque(selectors.room_history(room=self.room, limit=HISTORY_KEPT), maxlen=HISTORY_KEPT)
-        return player, list(self.chat)
+        chat = list(self.chat)
+        return [p if isinstance(p, PlayError) else (p, chat) for p in joined]
 
     def _leave(self, player_id: int) -> None:
         if self.online.get(player_id, 0) > 0:
@@ -197,14 +205,14 @@ class RoomActor:
         if self.chat_tokens < 1:
             raise PlayError("too_fast", "the room's chat is busy; wait a moment")
         self.chat_tokens -= 1
-        outcome = await db(services.room_chat)(room=self.room, player_id=player_id, text=payload["text"])
+        outcome = await self.hub.writer.run(services.room_chat, room=self.room, player_id=player_id, text=payload["text"])
         if self.chat is not None:
             self.chat.extend({k: e[k] for k in ("player_id", "name", "text")} for e in outcome.events)
         await self.publish(outcome.events)
         return []
 
     async def _on_report(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
-        outcome = await db(services.room_report)(room=self.room, player_id=player_id, qid=str(payload.get("qid", "")),
+        outcome = await self.hub.writer.run(services.room_report, room=self.room, player_id=player_id, qid=str(payload.get("qid", "")),
                                                  comment=payload.get("comment", ""))
         return outcome.reply
 
@@ -219,7 +227,7 @@ class RoomActor:
             if timed:
                 kwargs["now"] = timezone.now()
             try:
-                outcome = await db(service)(room=room, **kwargs)
+                outcome = await self.hub.writer.run(service, room=room, **kwargs)
             except LostLease:
                 await self.stop(release=False)
                 raise PlayError("busy", "the room moved to another server; try again") from None
@@ -339,7 +347,8 @@ class RoomActor:
                             await self.publish(events)
                         if services.room_expiry_due(room=self.room, now=now):
                             room = copy.copy(self.room)
-                            outcome = await db(services.room_expire)(room=room, now=now, heard=self._online_count())
+                            outcome = await self.hub.writer.run(services.room_expire, room=room, now=now,
+                                                                        heard=self._online_count())
                             self.room = room
                             await self._published(outcome)
                         wait = services.room_wake_in(room=self.room, now=timezone.now())

@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from quizsite.agents.models import Agent
-from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guest, new_guest_key
+from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guests, new_guest_key
 
 from . import bots, services
 from .hub import Bucket, get_hub
@@ -228,19 +228,26 @@ class PlayConsumer(AsyncWebsocketConsumer):
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))
 
-    @database_sync_to_async
-    def _agent(self, name: str) -> Agent:
+    async def _agent(self, name: str) -> Agent:
+        """Who is joining. Guests are made on join, never on connect, and a crowd's guests are made
+        together (the hub's group commit, play/writer.py)."""
         user = self.scope.get("user")
         if user is not None and user.is_authenticated:
-            return agent_get_or_create_for_user(user=user, name=name)
+            return await self.hub.writer.run(agent_get_or_create_for_user, user=user, name=name)
         session = self.scope.get("session")
-        key = session.get("guest_key") if session is not None else None
-        if not key:  # guests are made on join, never on connect
+        if session is not None and session.session_key:  # a browser: its guest key lives in its session
+            key = await self.hub.writer.run(_session_guest_key, session=session)
+        else:  # a cookieless socket could never carry a key back: a new guest each time
             key = new_guest_key()
-            if session is not None and session.session_key:  # a cookieless socket could never carry it back
-                session["guest_key"] = key
-                session.save()
-        return agent_get_or_create_guest(guest_key=key, name=name)
+        return await self.hub.writer.run_grouped(agent_get_or_create_guests, (key, name))
+
+
+def _session_guest_key(*, session: Any) -> str:
+    key = session.get("guest_key")
+    if not key:
+        key = session["guest_key"] = new_guest_key()
+        session.save()
+    return str(key)
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

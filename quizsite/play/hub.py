@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from . import leases
@@ -39,6 +39,7 @@ from .leases import PRESENCE_TTL
 from .messages import Event
 from .models import Room
 from .services import PlayError
+from .writer import GroupWriter
 
 log = logging.getLogger(__name__)
 LEASE = timedelta(seconds=1.5)
@@ -126,6 +127,7 @@ class Hub:
         self.started = asyncio.Lock()
         self.last_beat = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.writer = GroupWriter()  # every room's transitions and joins, committed in batches (play/writer.py)
 
     # --- life cycle ---------------------------------------------------------------------------------
 
@@ -250,9 +252,9 @@ class Hub:
                 return None, driver
             return self._lead(taken, now), self.channel
 
-    def _lead(self, taken: tuple[Room, dict, set], now: datetime) -> RoomActor:
-        room, players, online = taken
-        actor = RoomActor(self, room, players, online, now)
+    def _lead(self, taken: tuple[Room, dict, set, dict], now: datetime) -> RoomActor:
+        room, players, online, agents = taken
+        actor = RoomActor(self, room, players, online, agents, now)
         self.actors[room.slug] = actor
         self.leaders.pop(room.slug, None)
         return actor
@@ -385,14 +387,20 @@ def _take(*, slug: str, driver: str, now: datetime, lease: timedelta, initial: d
     room = leases.room_take(slug=slug, driver=driver, now=now, lease=lease, initial_settings=initial)
     if room is None:
         return None
-    players, online = leases.players_load(room=room, online_since=now - PRESENCE_TTL)
-    return room, players, online
+    players, online, agents = leases.players_load(room=room, online_since=now - PRESENCE_TTL)
+    return room, players, online, agents
 
 
 def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
                 now: datetime, lease: timedelta) -> dict[str, Any]:
     """One round trip of lease work: renew ours, look up (or take over) the rooms led elsewhere, mark
-    presence, and read who is online in the rooms we lead."""
+    presence, and read who is online in the rooms we lead. One transaction: one commit for every room."""
+    with transaction.atomic():
+        return _lease_work(driver=driver, renew=renew, wanted=wanted, seen=seen, led=led, now=now, lease=lease)
+
+
+def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
+                now: datetime, lease: timedelta) -> dict[str, Any]:
     renewed = {room.slug: leases.room_renew(room=room, now=now, lease=lease) for room in renew}
     leaders: dict[str, str] = {}
     taken: dict[str, tuple] = {}

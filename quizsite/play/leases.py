@@ -67,14 +67,16 @@ def room_release(*, room: Room) -> None:
     Room.objects.filter(pk=room.pk, driver=room.driver).update(driver="", driver_until=None, sent_upto=room.sent_upto)
 
 
-def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The room's players as the leader keeps them, and who was seen since `online_since`."""
-    players, online = {}, set()
-    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen", "agent__kind"):
+def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int], dict[int, int]]:
+    """The room's players as the leader keeps them, who was seen since `online_since`, and each
+    player's agent (play/roster.py)."""
+    players, online, agents = {}, set(), {}
+    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen", "agent_id", "agent__kind"):
         players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"], "bot": p["agent__kind"] == "ai"}
+        agents[p["id"]] = p["agent_id"]
         if p["last_seen"] and p["last_seen"] >= online_since:
             online.add(p["id"])
-    return players, online
+    return players, online, agents
 
 
 def players_seen(*, player_ids: list[int], now: datetime) -> None:

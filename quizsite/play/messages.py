@@ -13,6 +13,7 @@ from quizsite.judge.render import answerline_html
 
 from .models import ChatMessage, Player, Room
 from .room_options import OPTION_DEFAULTS
+from .roster import roster_of
 
 Event = dict[str, Any]
 
@@ -41,7 +42,12 @@ def players_payload(room: Room) -> list[dict[str, Any]]:
     ]
 
 
-def scores_event(room: Room) -> Event:
+def scores_event(room: Room, changed: dict[int, int] | None = None) -> Event:
+    """After a change of score: every player, best first. `changed` (player id -> new score) is what the
+    transition being committed wrote; the leader's roster has the rest, else the rows are read."""
+    roster = roster_of(room)
+    if roster is not None:
+        return {"type": "scores", "players": roster.scores(changed or {})}
     return {"type": "scores", "players": players_payload(room)}
 
 
@@ -71,12 +77,16 @@ def tossup_buzzes(room: Room) -> list[dict[str, Any]]:
     )
     if not rows:
         return []
-    players = {
-        agent: (pid, name)
-        for agent, pid, name in Player.objects.filter(room=room, agent_id__in={r["agent_id"] for r in rows}).values_list(
-            "agent_id", "id", "name"
-        )
-    }
+    roster = roster_of(room)
+    if roster is not None:  # the leader knows its players: no second query
+        players = {agent: (pid, roster.players[pid]["name"]) for pid, agent in roster.agents.items()
+                   if pid in roster.players}
+    else:
+        players = {
+            agent: (pid, name)
+            for agent, pid, name in Player.objects.filter(room=room, agent_id__in={r["agent_id"] for r in rows})
+            .values_list("agent_id", "id", "name")
+        }
     buzzes: dict[int, dict[str, Any]] = {}
     for r in rows:  # later rows of the same agent (a prompt answered) replace the earlier ruling
         if r["agent_id"] in players:

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from quizsite.agents.models import Agent
@@ -42,6 +42,7 @@ from .messages import (
 from .models import ChatMessage, Player, Room, TossupReading
 from .names import BadName, name_clean, name_unique
 from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
+from .roster import roster_of
 
 MAX_PROMPTS = 2
 # An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
@@ -129,11 +130,26 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
     return clean
 
 
+@lru_cache(maxsize=16)
+def _fenced_update(fields: tuple[str, ...], vendor: str) -> tuple[str, tuple[Any, ...]]:
+    """`UPDATE play_room SET ... WHERE id = %s AND driver = %s` for these fields, built once: the ORM's
+    query compiler cost more than the write itself, and every transition of every room pays it."""
+    qn = connection.ops.quote_name
+    model_fields = tuple(Room._meta.get_field(f) for f in fields)
+    sets = ", ".join(f"{qn(f.column)} = %s" for f in model_fields)
+    sql = f"UPDATE {qn(Room._meta.db_table)} SET {sets} WHERE {qn('id')} = %s AND {qn('driver')} = %s"
+    return sql, model_fields
+
+
 def room_save_fenced(room: Room, fields: tuple[str, ...] = LIVE_FIELDS) -> None:
     """Write the room's live fields only while this process still leads it (play/leases.py)."""
-    values = {f: getattr(room, f) for f in fields}
-    if not Room.objects.filter(pk=room.pk, driver=room.driver).update(**values):
-        raise LostLease(room.slug)
+    sql, model_fields = _fenced_update(fields, connection.vendor)
+    # Foreign keys by their column (`buzz_player_id`): reading `room.buzz_player` would fetch the row.
+    params = [f.get_db_prep_save(getattr(room, f.attname), connection) for f in model_fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, room.pk, room.driver])
+        if cursor.rowcount != 1:
+            raise LostLease(room.slug)
 
 
 # --- players ------------------------------------------------------------------------------------------
@@ -143,26 +159,61 @@ def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dic
     """The agent's player in this room (one per agent: a reconnect or a second tab is the same player),
     named as asked, with a suffix when another player of the room already shows that name. `taken`
     (player id -> name) is the leader's copy of the room's names; without it they are read here."""
-    try:
-        name = name_clean(name)
-    except BadName as exc:
-        raise PlayError("bad_name", str(exc)) from None
+    result = room_join_many(room=room, requests=[(agent_id, name)], now=now, taken=taken)[0]
+    if isinstance(result, PlayError):
+        raise result
+    return result
+
+
+def room_join_many(*, room: Room, requests: list[tuple[int, str]], now: datetime,
+                   taken: dict[int, str] | None = None) -> list[Player | PlayError]:
+    """`room_join` for a crowd arriving together, in one read and one insert (the leader batches joins,
+    play/writer.py): one result per (agent id, name) request, in order, a refused one as its PlayError.
+    Names are made unique in request order, as if the requests had come one by one."""
     with transaction.atomic():
-        player = Player.objects.filter(room=room, agent_id=agent_id).first()
         if taken is None:
             taken = dict(Player.objects.filter(room=room).values_list("id", "name"))
-        name = name_unique(name, (n for pid, n in taken.items() if player is None or pid != player.pk))
-        if player is None:
-            player = Player.objects.create(room=room, agent_id=agent_id, name=name, last_seen=now)
-        elif player.name != name:
-            player.name, player.last_seen = name, now
-            player.save(update_fields=["name", "last_seen"])
-        else:
-            Player.objects.filter(pk=player.pk).update(last_seen=now)
-    return player
+        names: dict[Any, str] = dict(taken)  # player id (or, for a player not written yet, the agent) -> name
+        players = {p.agent_id: p for p in Player.objects.filter(room=room, agent_id__in={a for a, _ in requests})}
+        results: list[Player | PlayError] = []
+        new: dict[int, Player] = {}
+        renamed: dict[int, Player] = {}
+        joined: set[int] = set()
+        for agent_id, asked in requests:
+            try:
+                name = name_clean(asked)
+            except BadName as exc:
+                results.append(PlayError("bad_name", str(exc)))
+                continue
+            player = players.get(agent_id)
+            own = ("agent", agent_id) if player is None or player.pk is None else player.pk
+            name = name_unique(name, (n for key, n in names.items() if key != own))
+            names[own] = name
+            if player is None:
+                player = players[agent_id] = new[agent_id] = Player(room=room, agent_id=agent_id, name=name, last_seen=now)
+            elif player.name != name:
+                player.name = name
+                if player.pk is not None:
+                    renamed[agent_id] = player
+            player.last_seen = now
+            results.append(player)
+            joined.add(agent_id)
+        Player.objects.bulk_create(new.values())
+        if renamed:
+            Player.objects.bulk_update(renamed.values(), ["name", "last_seen"])
+        seen = [players[a].pk for a in joined if a not in new and a not in renamed]
+        if seen:
+            Player.objects.filter(pk__in=seen).update(last_seen=now)
+    return results
 
 
 def _player(room: Room, player_id: int) -> Player:
+    roster = roster_of(room)
+    if roster is not None:
+        player = roster.player(room, player_id)
+        if player is None:
+            raise PlayError("not_joined", "join the room first")
+        return player
     try:
         return Player.objects.select_related("agent").get(pk=player_id, room=room)
     except Player.DoesNotExist:
@@ -308,7 +359,7 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
     word_index = room.buzz_word_index or 0
     correct = {"accept": True, "reject": False}.get(ruling.verdict)
     Response.objects.create(
-        agent=player.agent,
+        agent_id=player.agent_id,
         item=current_item(room),
         source=Response.Source.LIVE,
         given=text,
@@ -360,7 +411,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
         Player.objects.filter(pk=player.pk).update(score=F("score") + points)
     events: list[Event] = [{**base, "points": points}]
     if points:
-        events.append(scores_event(room))
+        events.append(scores_event(room, changed={player.pk: player.score + points}))
     if ruling.verdict == "accept":
         return events + _end(room, "answered", heard)
     room.phase = Room.Phase.READING
@@ -501,12 +552,12 @@ def room_report(*, room: Room, player_id: int, qid: str, comment: str = "") -> O
     with transaction.atomic():
         player = _player(room, player_id)
         response = (
-            Response.objects.filter(agent=player.agent, room=room.slug, meta__qid=qid).order_by("-id").first()
+            Response.objects.filter(agent_id=player.agent_id, room=room.slug, meta__qid=qid).order_by("-id").first()
         )
         if response is None:
             raise PlayError("nothing_to_report", "you have no ruling on that tossup")
         report, _ = RulingReport.objects.get_or_create(
-            response=response, reporter=player.agent, defaults={"comment": comment[:500]}
+            response=response, reporter_id=player.agent_id, defaults={"comment": comment[:500]}
         )
     return Outcome(reply=[{"type": "reported", "qid": qid, "response_id": response.pk, "report_id": report.pk}])
 

@@ -1,0 +1,119 @@
+"""Group commit (play/writer.py) and the batched joins built on it."""
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async
+
+from quizsite.agents.models import Agent
+from quizsite.agents.services import agent_get_or_create_guests
+from quizsite.play import services
+from quizsite.play.models import ChatMessage, Player, Room
+from quizsite.play.services import PlayError
+from quizsite.play.writer import GroupWriter
+
+from .wsclient import OPEN, Client
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture(autouse=True)
+async def _close_clients():
+    yield
+    while OPEN:
+        await OPEN.pop().close()
+
+
+@database_sync_to_async
+def _room_with_player() -> tuple[Room, Player]:
+    room = Room.objects.create(slug="w")
+    agent = Agent.objects.create(kind=Agent.Kind.HUMAN, name="a")
+    return room, Player.objects.create(room=room, agent=agent, name="a")
+
+
+def _say(*, player: Player, text: str, fail: bool = False) -> int:
+    message = ChatMessage.objects.create(room=player.room, player=player, text=text)
+    if fail:
+        raise ValueError("this write fails after writing a row")
+    return message.pk
+
+
+async def test_writes_that_arrive_together_share_transactions_and_each_gets_its_own_result():
+    room, player = await _room_with_player()
+    writer = GroupWriter()
+    ids = await asyncio.gather(*(writer.run(_say, player=player, text=f"m{i}") for i in range(30)))
+    assert len(set(ids)) == 30
+    # The first write goes alone (nothing was waiting); the 29 that queued behind it go in one more.
+    assert writer.writes == 30 and writer.batches <= 3
+    texts = await database_sync_to_async(lambda: sorted(ChatMessage.objects.values_list("text", flat=True)))()
+    assert texts == sorted(f"m{i}" for i in range(30))
+
+
+async def test_a_failing_write_is_rolled_back_alone_and_raises_to_its_own_caller():
+    room, player = await _room_with_player()
+    writer = GroupWriter()
+    results = await asyncio.gather(
+        *(writer.run(_say, player=player, text=f"m{i}", fail=(i == 3)) for i in range(8)), return_exceptions=True
+    )
+    assert isinstance(results[3], ValueError)
+    assert all(isinstance(r, int) for i, r in enumerate(results) if i != 3)
+    texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
+    assert texts == {f"m{i}" for i in range(8)} - {"m3"}
+
+
+async def test_grouped_writes_reach_one_call_with_every_item_in_order():
+    calls: list[list[str]] = []
+
+    def many(*, items: list[str]) -> list[object]:
+        calls.append(list(items))
+        return [ValueError(i) if i == "bad" else i.upper() for i in items]
+
+    writer = GroupWriter()
+    first = asyncio.ensure_future(writer.run_grouped(many, "a"))
+    await asyncio.sleep(0)  # the first batch is on its way: the rest queue for the next
+    rest = [writer.run_grouped(many, x) for x in ("b", "bad", "c")]
+    results = await asyncio.gather(first, *rest, return_exceptions=True)
+    assert results[0] == "A" and results[1] == "B" and results[3] == "C"
+    assert isinstance(results[2], ValueError)
+    assert calls == [["a"], ["b", "bad", "c"]]
+
+
+@database_sync_to_async
+def _join_many(requests: list[tuple[int, str]]) -> list:
+    room = Room.objects.get_or_create(slug="j")[0]
+    return services.room_join_many(room=room, requests=requests, now=room.created_at, taken=None)
+
+
+async def test_room_join_many_is_room_join_for_each_request_in_order():
+    agents = await database_sync_to_async(
+        lambda: [Agent.objects.create(kind=Agent.Kind.HUMAN, name=f"a{i}") for i in range(4)]
+    )()
+    first = await _join_many([(agents[0].pk, "Ann")])
+    # A crowd: a second Ann, a bad name, the first Ann again (reconnect, same player), a Bob.
+    got = await _join_many([(agents[1].pk, "Ann"), (agents[2].pk, "bad\u202ename"), (agents[0].pk, "Ann"),
+                            (agents[3].pk, "Bob")])
+    assert got[0].name == "Ann (2)"
+    assert isinstance(got[1], PlayError) and got[1].code == "bad_name"
+    assert got[2].pk == first[0].pk and got[2].name == "Ann"
+    assert got[3].name == "Bob" and got[3].pk is not None
+    rows = await database_sync_to_async(lambda: dict(Player.objects.values_list("agent_id", "name")))()
+    assert rows == {agents[0].pk: "Ann", agents[1].pk: "Ann (2)", agents[3].pk: "Bob"}
+
+
+async def test_agent_get_or_create_guests_keeps_known_keys_and_makes_the_rest():
+    known = await database_sync_to_async(lambda: Agent.objects.create(kind=Agent.Kind.HUMAN, name="k", guest_key="K"))()
+    got = await database_sync_to_async(agent_get_or_create_guests)(items=[("K", "x"), ("N1", "n1"), ("N2", "n2")])
+    assert got[0].pk == known.pk and got[1].pk and got[2].pk and got[1].pk != got[2].pk
+    assert await database_sync_to_async(lambda: Agent.objects.filter(guest_key__in=["N1", "N2"]).count())() == 2
+
+
+async def test_a_crowd_joining_at_once_gets_unique_names_and_one_player_each(tossup_set):
+    clients = [Client(room="crowd") for _ in range(12)]
+    await asyncio.gather(*(c.connect() for c in clients))
+    for c in clients:
+        await c.send({"type": "join", "name": "Sam"})
+    hellos = await asyncio.gather(*(c.until("hello") for c in clients))
+    ids = {h["player_id"] for h in hellos}
+    assert len(ids) == 12
+    names = await database_sync_to_async(lambda: sorted(Player.objects.filter(room__slug="crowd").values_list("name", flat=True)))()
+    assert len(set(names)) == 12 and "Sam" in names
