@@ -56,6 +56,7 @@ from .matching import (
     cover,
     derived_form,
     token_match,
+    verb_lemmas,
     within,
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
@@ -112,11 +113,13 @@ RULES = {
     "title_of_work": "a title that contains the answer's word (The Velveteen Rabbit for rabbits)",
     "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
+    "wrong_realm": "a regnal name in another realm (Alexander III of Russia for ... of Macedon)",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
     "short_title": "a long title's main title or name (Tristram Shandy, The History of Tom Jones)",
     "foreign_article": "a title without its German article (Zauberflöte for Die Zauberflöte)",
     "decade_century": "a decade without its century (the nineties for 1890s): the line's century",
     "surname": "a person's surname alone",
+    "missing_number": "all but the line's number (Elizabeth for Elizabeth I): which one? prompt",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
     # set by callers, not by judge(): the live game's limits
@@ -304,6 +307,8 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
     if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_number")
+    if best_accept is not None and _wrong_realm(tokens, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_realm")
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
     if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
@@ -362,12 +367,14 @@ def _decide(
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
             return _ruling("prompt", e, c.score, "partial")
+        if _missing_number(e, c, raw):
+            return _ruling("prompt", e, c.score, "missing_number")
 
     # "accept word forms": a derived form of a one-word answer ("migration" for "migrate")
     if line.word_forms:
         content = [t for t in tokens if t not in _IGNORABLE]
         for e in accepts:
-            if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
+            if len(e.core) == 1 and len(content) == 1 and _word_forms(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
 
     # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
@@ -397,6 +404,53 @@ def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: st
         return creator_contradicted(credited, qt)
     named = entry.full[entry.full.index("by") + 1 :]
     return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
+
+
+def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:
+    """Is the answer the line's name without its number, where a moderator asks "which one?", on
+    a marked line too: a ruler's name without the regnal number ("Elizabeth" for Elizabeth I), or
+    a series named in the plural ("Punic Wars" for Second Punic War)? Other names without their
+    number are other things ("Saturn" for Saturn VI, "World War" for World War II): rejected. A
+    different number is never here (wrong_number, or no_match as it is not within the line)."""
+    missing = [t for t, m in zip(entry.core, c.matched, strict=True) if not m]
+    if not missing or not all(t[:1].isdigit() for t in missing):
+        return False
+    matched = [t for t, m in zip(entry.core, c.matched, strict=True) if m]
+    if not matched:
+        return False
+    if entry.core[-1][:1].isdigit() and matched[-1] in GIVEN_NAMES_FOLDED:
+        return True  # a regnal number after a given name
+    last = matched[-1]
+    words = raw.casefold().split()
+    return f"{last}s" in words and f"{last}s" not in entry.text.casefold().split()
+
+
+def _word_forms(expected: str, got: str) -> bool:
+    """Derived forms of one word, also through a verb's lemma (lemminflect): "impeached" is a
+    form of "impeach", from which "impeachment" derives."""
+    if derived_form(expected, got):
+        return True
+    return any(derived_form(expected, lemma) for lemma in verb_lemmas(got)) or any(
+        derived_form(lemma, got) for lemma in verb_lemmas(expected)
+    )
+
+
+def _wrong_realm(tokens: tuple[str, ...], entry: Entry) -> bool:
+    """Does the answer put the line's regnal name in another realm ("Alexander III of Russia" for
+    "Alexander III of Macedon")? The realm may be left out (see answerline._core), not changed."""
+    if "of" not in tokens or "of" not in entry.full:
+        return False
+    i, j = entry.full.index("of"), tokens.index("of")
+    if i == 0 or j == 0 or not entry.full[i - 1][:1].isdigit() or not tokens[j - 1][:1].isdigit():
+        return False
+    realm = [t for t in entry.full[i + 1 :] if t not in _IGNORABLE]
+    given = [t for t in tokens[j + 1 :] if t not in _IGNORABLE]
+    # the realm's adjective or longer name is the same realm (Macedonia, Macedonian for Macedon)
+    return bool(realm and given) and not any(
+        token_match(w, t) or (min(len(w), len(t)) >= 5 and (w.startswith(t) or t.startswith(w)))
+        for w in realm
+        for t in given
+    )
 
 
 def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:

@@ -64,6 +64,11 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
     idx = [i for i, t in enumerate(required) if t not in STOPWORDS]
     if len(idx) < 2:
         return tuple(required[i] for i in idx) or required
+    # "Alexander III of Macedon", "Philip II of Spain": the place after a regnal number only tells
+    # which kingdom; the name and number are the whole answer
+    cut = next((i for i, t in enumerate(required[:-2]) if t[:1].isdigit() and required[i + 1] == "of"), None)
+    if cut is not None and cut > 0:
+        idx = [i for i in idx if i <= cut]
     first, last = idx[0], idx[-1]
     keep = []
     for i in idx:
@@ -74,7 +79,9 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
         at_end = i == last and prev not in STOPWORDS and not prev[:1].isdigit() and "of" not in required
         if t in GENERIC_HEADS and (at_end or (i == first and (t in _PREFIX_HEADS or nxt == "of"))):
             continue
-        if (i == first and t in _FRONT_TITLES) or (i == last and t in _SUFFIX_WORDS):
+        # a front title is dropped before a name ("Pope John Paul II"), not before "of": "Queen of
+        # Carthage" and "Prince of Wales" name a person by a place, and the place is another answer
+        if (i == first and t in _FRONT_TITLES and nxt != "of") or (i == last and t in _SUFFIX_WORDS):
             continue
         keep.append(t)
     return tuple(keep) or tuple(required[i] for i in idx)

@@ -8,7 +8,8 @@ the decision on the words that identify the answer.
 Why these tolerances: short words that differ by one letter are usually different words (Monet and
 Manet, Iran and Iraq, mitosis and meiosis, carbonyl and carboxyl), so up to four letters nothing is
 forgiven, at five only a swapped pair, and up to eight a swapped pair or one letter more or less
-(never a changed letter, never at the first position: Prussia is not Russia). Longer words are
+(never a changed letter but a vowel in an unstressed last syllable, Swedan for Sweden; never at
+the first position: Prussia is not Russia). Longer words are
 rarely one edit from another real word, so one to three edits are forgiven (Tchaikovski, Beethovan)
 except where the edit lands on a known meaningful prefix or ending (hypo-/hyper-, -ate/-ite, a final
 vowel: hyperbola/hyperbole). Spellings that sound alike (Perikles, Strawinsky) meet through a crude
@@ -28,6 +29,11 @@ from lemminflect import getAllLemmas
 from rapidfuzz.distance import OSA, Levenshtein
 
 from .names import NICKNAMES
+from .normalize import normalize
+
+# A nickname for the given name it stands for, as the normaliser spells both ("tom" -> "thoma"):
+# "Teddy Roosevelt" is the line's "Theodore Roosevelt", accepted or rejected with it.
+_NICKNAME_OF = {normalize(k)[-1]: normalize(v)[-1] for k, v in NICKNAMES.items() if k != "fdr"}
 
 _PREFIX_PAIRS = (
     ("hypo", "hyper"),
@@ -114,6 +120,17 @@ def _vowel_slip(a: str, b: str) -> bool:
         return False
     diff = [i for i in range(len(a)) if a[i] != b[i]]
     return len(diff) == 1 and 0 < diff[0] < len(a) - 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+
+
+def _final_syllable_vowel(a: str, b: str) -> bool:
+    """One vowel for another in a final unstressed syllable closed by a consonant (Swedan for
+    Sweden, Austin for Austen, Dickins for Dickens): in English that vowel is reduced to a schwa
+    and all vowels sound alike there. Earlier vowels carry the stress and tell words apart
+    (Slovenia / Slavonia, Merton / Morton), so they stay as they are."""
+    n = len(a)
+    if len(b) != n or a[:-2] != b[:-2] or a[-1] != b[-1] or a[-1] in _VOWELS:
+        return False
+    return a[-2] in _VOWELS and b[-2] in _VOWELS and a[-3] not in _VOWELS
 
 
 def _confusable(a: str, b: str) -> bool:
@@ -206,7 +223,7 @@ def _line_metaphone(word: str) -> str:
 
 def token_match(expected: str, got: str) -> bool:
     """Is ``got`` an acceptable spelling of the expected word?"""
-    if expected == got:
+    if expected == got or _NICKNAME_OF.get(got) == expected:
         return True
     if got[:1].isdigit():
         # "60s" (or "the sixties") for "1960s": a moderator hears the twentieth century
@@ -226,6 +243,8 @@ def token_match(expected: str, got: str) -> bool:
         if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
             return True
         if n == 8 and _vowel_slip(expected, got):
+            return not _confusable(expected, got)
+        if n >= 6 and _final_syllable_vowel(expected, got):
             return not _confusable(expected, got)
     else:
         k = 1 if n <= 10 else 2 if n <= 15 else 3

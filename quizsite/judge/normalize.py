@@ -354,8 +354,13 @@ def _irregular_singular(tok: str) -> str | None:
     if tok in _MISSING_IRREGULAR:
         return _MISSING_IRREGULAR[tok]
     lemmas = getAllLemmas(tok, "NOUN").get("NOUN")
-    if not lemmas or tok in lemmas:
+    if not lemmas:
         return None
+    if tok in lemmas:
+        # lemminflect lists a Latin neuter plural as a lemma of its own beside its singular
+        # (bacteria: bacterium, bacteria; media: medium, media). Only the -um/-a pair of that
+        # declension is taken: its other doublets are different words (opera/opus, stamina/stamen).
+        return next((lemma for lemma in lemmas if lemma.endswith("um") and lemma[:-2] + "a" == tok), None)
     return lemmas[0]
 
 
