@@ -20,11 +20,14 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    opposite of the line's ("the Younger"), "by X" credits someone the line (or the question)
    does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
    "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
-   or it adds a year the question contradicts (see qualifiers);
+   it adds a year the question contradicts (see qualifiers), or it puts a regnal name in another
+   realm ("Alexander III of Russia" for "Alexander III of Macedon");
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
-   partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
+   partial answer", or where the answer is the line's name without its number (a ruler's
+   "Elizabeth" for Elizabeth I, a series in the plural: "Punic Wars" for Second Punic War),
+   which a moderator prompts with "which one?". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
    for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
 7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
    otherwise reject.
@@ -65,7 +68,7 @@ from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.2"
+JUDGE_VERSION = "1.3"
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,80 @@
+"""Judge 1.3: rulings a moderator makes that judge 1.2 got wrong, one group per rule.
+
+Examples written for this file (none taken from a labelled corpus), each checked to fail on judge
+1.2 (main at abf4b09) unless marked as a guard: a guard passes on both and keeps a new rule from
+reaching too far.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from quizsite.judge import RULES, judge
+
+# A nickname is the given name it stands for, on a do-not-accept entry too (matching._NICKNAME_OF).
+NICKNAMES = [
+    ('<b><u>Kennedy</u></b> [do not accept "Edward Kennedy"]', "Ted Kennedy", "reject"),
+    ('Hillary <b><u>Clinton</u></b> [do not accept "William Clinton"]', "Bill Clinton", "reject"),
+    ("<b><u>Thomas Jefferson</u></b>", "Tom Jefferson", "accept"),
+]
+
+# Latin neuter plurals in -a meet their singular in -um (normalize._irregular_singular).
+LATIN_PLURALS = [
+    ("<b><u>data</u></b>", "datum", "accept"),
+    ("<b><u>medium</u></b>", "media", "accept"),
+    ("<b><u>opera</u></b>", "opus", "reject"),  # guard: lemminflect's other doublets are other words
+    ("<b><u>stamen</u></b>", "stamina", "reject"),  # guard
+]
+
+# "accept word forms": a past participle is a form of the verb the noun derives from.
+WORD_FORMS = [
+    ("<b><u>enslavement</u></b> [accept word forms]", "enslaved", "accept"),
+    ("<b><u>punishment</u></b> [accept word forms]", "punished", "accept"),
+    ("<b><u>punishment</u></b>", "punished", "reject"),  # guard: only where the line says so
+]
+
+# A title before "of" names a person by a place; the place alone is another answer.
+TITLE_OF_PLACE = [
+    ("<b><u>Cleopatra</u></b> [prompt on Queen of Egypt]", "Egypt", "reject"),
+    ("Queen of Sheba", "Sheba", "prompt"),
+    ("Pope John Paul II", "John Paul II", "accept"),  # guard: a title before a name is still dropped
+]
+
+# A regnal name may leave out its realm, not change it.
+REGNAL_REALM = [
+    ("<b><u>Philip the Fair</u></b> [or Philip IV of France]", "Philip IV", "accept"),
+    ("<b><u>Philip the Fair</u></b> [or Philip IV of France]", "Philip the Fourth", "accept"),
+    ("Charles V of Spain", "Charles V of Sweden", "reject"),  # guard
+]
+
+# A name without the line's number: "which one?" for a ruler or a series named in the plural.
+MISSING_NUMBER = [
+    ("<b><u>Henry IV</u></b>", "Henry", "prompt"),
+    ("<b><u>Third Crusade</u></b>", "the Crusades", "prompt"),
+    ("<b><u>Apollo 11</u></b>", "Apollo", "reject"),  # guard: not a ruler, not a series in the plural
+    ("<b><u>Henry IV</u></b>", "Henry V", "reject"),  # guard: a different number
+    ("<b><u>Henry IV</u></b> [do not accept or prompt on partial answers]", "Henry", "reject"),  # guard
+]
+
+# A reduced vowel in a closed last syllable is a slip; a stressed vowel is another word.
+REDUCED_VOWEL = [
+    ("<b><u>Lisbon</u></b>", "Lisben", "accept"),
+    ("<b><u>Boston</u></b>", "Bostin", "accept"),
+    ("Thomas <b><u>Merton</u></b>", "Morton", "reject"),  # guard
+    ("<b><u>ethanol</u></b>", "ethanal", "reject"),  # guard: -ol / -al are different compounds
+]
+
+ALL = NICKNAMES + LATIN_PLURALS + WORD_FORMS + TITLE_OF_PLACE + REGNAL_REALM + MISSING_NUMBER + REDUCED_VOWEL
+
+
+@pytest.mark.parametrize(("line", "given", "expected"), ALL)
+def test_ruling(line: str, given: str, expected: str) -> None:
+    ruling = judge(line, given)
+    assert ruling.verdict == expected, f"{given!r} on {line!r}: {ruling}"
+    assert ruling.rule in RULES
+
+
+def test_new_rules_are_named() -> None:
+    assert judge("<b><u>Henry IV</u></b>", "Henry").rule == "missing_number"
+    assert judge("Alexander III of Macedon", "Alexander III of Scotland").rule == "wrong_realm"
+    assert "missing_number" in RULES and "wrong_realm" in RULES
