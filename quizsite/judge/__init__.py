@@ -27,8 +27,9 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
    partial answer", or where the answer is the line's name without its number (a ruler's
    "Elizabeth" for Elizabeth I, a series in the plural: "Punic Wars" for Second Punic War),
-   which a moderator prompts with "which one?". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
-   for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
+   which a moderator prompts with "which one?". (An unmarked line never requires its generic
+   head, title or suffix: "Waterloo" for "Battle of Waterloo" and "John Paul II" for "Pope John
+   Paul II" are whole answers in 4.)
 7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
    otherwise reject.
 

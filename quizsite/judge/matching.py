@@ -122,6 +122,18 @@ def _vowel_slip(a: str, b: str) -> bool:
     return len(diff) == 1 and 0 < diff[0] < len(a) - 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
 
 
+def _silent_e(a: str, b: str) -> bool:
+    """A silent final "e" added or left out after two consonants (Wild for Wilde, Clarke for
+    Clark, Browne for Brown): it changes no sound there. After one consonant it lengthens the
+    vowel (shin / shine, plan / plane) and makes another word, so that stays apart."""
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    if len(shorter) < 4 or longer != shorter + "e" or not shorter.isalpha():
+        return False
+    # not after a doubled consonant: "-bbe" is a stemmed "-bbes" (Hobbes), and Hobbs is another name
+    last, before = shorter[-1], shorter[-2]
+    return last not in _VOWELS and before not in _VOWELS and last not in "yw" and last != before
+
+
 def _final_syllable_vowel(a: str, b: str) -> bool:
     """One vowel for another in a final unstressed syllable closed by a consonant (Swedan for
     Sweden, Austin for Austen, Dickins for Dickens): in English that vowel is reduced to a schwa
@@ -235,6 +247,8 @@ def token_match(expected: str, got: str) -> bool:
     if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)
+    if n >= 5 and _silent_e(expected, got):
+        return True
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
         return False  # short words, numbers and codes must be exact
     if Levenshtein.distance(expected, got, score_cutoff=n // 2) > n // 2:

@@ -234,6 +234,7 @@ _ALIASES_SOURCE = {
     "fdr": "franklin delano roosevelt",
     "lbj": "lyndon b johnson",
     "mlk": "martin luther king",
+    "fed": "federal reserve",  # Merriam-Webster: "Fed", short for the Federal Reserve (System)
     "koran": "quran",  # the older English spelling (Oxford English Dictionary lists both)
 }
 
