@@ -90,7 +90,7 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
 # Words too common to deserve a prompt on their own when they are all a partial answer matched.
 WEAK_WORDS = GENERIC_HEADS | frozenset(
     "valley hill road beach falls harbor harbour port forest park street square bridge tower wall "
-    "station hall house museum garden timer pack movie film show game book prize award cup bowl "
+    "station hall house museum garden pack movie film show game book prize award cup bowl "
     "mission program project festival "
     "new north south east west northern southern eastern western great little big old saint san "
     "santa united royal holy king queen war law effect theory theorem principle equation number day "
