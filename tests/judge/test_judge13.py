@@ -86,7 +86,18 @@ HEAD_NOUN = [
     ("Golden Gate Bridge", "bridge", "reject"),  # guard: a weak word alone earns nothing
 ]
 
-ALL = HEAD_NOUN + SILENT_E + SHORT_NAMES + NICKNAMES + LATIN_PLURALS + WORD_FORMS + TITLE_OF_PLACE + REGNAL_REALM + MISSING_NUMBER + REDUCED_VOWEL
+ALL = (
+    HEAD_NOUN
+    + SILENT_E
+    + SHORT_NAMES
+    + NICKNAMES
+    + LATIN_PLURALS
+    + WORD_FORMS
+    + TITLE_OF_PLACE
+    + REGNAL_REALM
+    + MISSING_NUMBER
+    + REDUCED_VOWEL
+)
 
 
 @pytest.mark.parametrize(("line", "given", "expected"), ALL)
