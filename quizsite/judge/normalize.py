@@ -380,6 +380,19 @@ def _ves_ices_singular(tok: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)
+def _s_plural_singular(tok: str) -> str | None:
+    """The singular of a plural the light stemmer cannot see: "-es" after a word ending in s
+    (viruses, lenses, rhinoceroses: it would make "viruse") and "-s" after one ending in u (emus,
+    menus: "-us" is left alone for cactus), where lemminflect's dictionary has that singular. The
+    Greek "-is"/"-es" pairs are not of this form, so Metamorphoses (Ovid) stays apart from The
+    Metamorphosis (Kafka); the singular is then stemmed like any word, so both sides meet."""
+    for lemma in getAllLemmas(tok, "NOUN").get("NOUN", ()):
+        if (tok == lemma + "es" and lemma.endswith("s")) or (tok == lemma + "s" and lemma.endswith("u")):
+            return lemma
+    return None
+
+
 def _stem(tok: str) -> str:
     """Plural and possessive endings off, so that "Rockies" meets "Rocky" and "faults" meets "fault".
     Deliberately light: a wrong stem on both sides is harmless, a heavy stemmer merges real words.
@@ -398,6 +411,10 @@ def _stem(tok: str) -> str:
         singular = _ves_ices_singular(tok)
         if singular is not None:
             return singular
+    if tok.endswith(("ses", "us")):
+        singular = _s_plural_singular(tok)
+        if singular is not None:
+            return _stem(singular)
     if tok.endswith("ies") and len(tok) > 4:
         return tok[:-3] + "y"
     if tok.endswith(("sses", "xes", "ches", "shes", "zes")):

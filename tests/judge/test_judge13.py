@@ -26,6 +26,16 @@ LATIN_PLURALS = [
     ("<b><u>stamen</u></b>", "stamina", "reject"),  # guard
 ]
 
+# Plurals in "-es" of words ending in s, and in "-s" of words ending in u, meet their singular
+# (normalize._s_plural_singular, from lemminflect's dictionary); Greek -is / -es stays apart.
+S_PLURALS = [
+    ("<b><u>census</u></b>", "censuses", "accept"),
+    ("<b><u>lens</u></b>", "lenses", "accept"),
+    ("<b><u>walruses</u></b>", "walrus", "accept"),
+    ("<b><u>emu</u></b>", "emus", "accept"),
+    ("Ovid's <b><u>Metamorphoses</u></b>", "The Metamorphosis", "reject"),  # guard
+]
+
 # "accept word forms": a past participle is a form of the verb the noun derives from.
 WORD_FORMS = [
     ("<b><u>enslavement</u></b> [accept word forms]", "enslaved", "accept"),
@@ -92,6 +102,7 @@ ALL = (
     + SHORT_NAMES
     + NICKNAMES
     + LATIN_PLURALS
+    + S_PLURALS
     + WORD_FORMS
     + TITLE_OF_PLACE
     + REGNAL_REALM
