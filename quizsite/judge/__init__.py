@@ -305,7 +305,9 @@ def _decide(
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None:
         rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
-        if not within(rest, prompt_words | line_words, _IGNORABLE):
+        if not within(rest, prompt_words | line_words, _IGNORABLE) and not _full_name_of(
+            tokens, best_prompt[3].used, best_prompt[2], line_words
+        ):
             best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
@@ -408,6 +410,18 @@ def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: st
         return creator_contradicted(credited, qt)
     named = entry.full[entry.full.index("by") + 1 :]
     return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
+
+
+def _full_name_of(tokens: tuple[str, ...], used: set[int], entry: Entry, line_words: frozenset[str]) -> bool:
+    """Is the answer the full name of the person a prompt entry names by surname alone, someone
+    other than the answer ("Alfred Russel Wallace" where a Darwin line prompts on Wallace)? Given
+    names before that surname name the same person; where the surname is also the answer's
+    ("Theodore Roosevelt" on an FDR line prompting on Roosevelt) they may name another, so no."""
+    if not used or not entry.core or not line_words.isdisjoint(entry.core):
+        return False
+    first = min(used)
+    rest = [j for j in range(len(tokens)) if j not in used]
+    return bool(rest) and all(j < first for j in rest) and tokens[rest[0]] in GIVEN_NAMES_FOLDED
 
 
 def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:

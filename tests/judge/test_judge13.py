@@ -74,6 +74,18 @@ REDUCED_VOWEL = [
     ("<b><u>ethanol</u></b>", "ethanal", "reject"),  # guard: -ol / -al are different compounds
 ]
 
+# The full name of the other person a line prompts on by surname is still that prompt; a given
+# name before the answer's own surname may name someone else.
+FULL_NAME_PROMPT = [
+    ('<b><u>Newton</u></b> [prompt on <u>Hooke</u> by asking "who else?"]', "Robert Hooke", "prompt"),
+    ("<b><u>Guernica</u></b> [prompt on <u>Picasso</u>]", "Pablo Picasso", "prompt"),
+    (
+        "Franklin Delano <b><u>Roosevelt</u></b> [prompt on <u>Roosevelt</u>]",
+        "Theodore Roosevelt",
+        "reject",
+    ),  # guard
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -98,6 +110,7 @@ HEAD_NOUN = [
 
 ALL = (
     HEAD_NOUN
+    + FULL_NAME_PROMPT
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
