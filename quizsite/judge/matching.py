@@ -247,8 +247,8 @@ def token_match(expected: str, got: str) -> bool:
     if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)
-    if n >= 5 and _silent_e(expected, got):
-        return True
+    if (got[-1:] == "e" or expected[-1] == "e") and abs(n - len(got)) == 1 and _silent_e(expected, got):
+        return True  # n >= 5 follows: the shorter word has four letters or more
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
         return False  # short words, numbers and codes must be exact
     if Levenshtein.distance(expected, got, score_cutoff=n // 2) > n // 2:
