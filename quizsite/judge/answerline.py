@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .names import EXONYMS, GIVEN_NAMES, TITLES
@@ -622,6 +622,26 @@ def _add_exonyms(b: _Builder) -> None:
                 known.add(normalize(other))
 
 
+def _same_person(b: _Builder) -> None:
+    """An unmarked alternative that ends in the surname of the line's person, whose given name
+    starts another alternative ("Mohandas Karamchand Gandhi" beside "<u>Mahatma Gandhi</u>"), is
+    that person's name too, so its surname alone will do (as for any unmarked name, see
+    _person_like), though its first word is missing from the given-names list."""
+    surnames = {
+        e.full[-1]
+        for e in b.accepts
+        if len(e.full) >= 2 and simple_words(e.text.split()[0])[0] in GIVEN_NAMES and e.full[-1].isalpha()
+    }
+    if not surnames:
+        return
+    for i, e in enumerate(b.accepts):
+        if e.explicit or e.person_like or len(e.full) < 2 or e.full[-1] not in surnames:
+            continue
+        words = e.text.split()
+        if 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words if w.lower() not in _NAME_PARTICLES):
+            b.accepts[i] = replace(e, person_like=True)
+
+
 @lru_cache(maxsize=4096)
 def parse_answerline(raw: str) -> AnswerLine:
     """Parse once, judge many times: the result is cached per distinct line."""
@@ -682,6 +702,7 @@ def parse_answerline(raw: str) -> AnswerLine:
             b.add("accept", piece[a:z], pflags[a:z], "", None)
 
     _add_exonyms(b)
+    _same_person(b)
     first_names = frozenset(
         t
         for e in b.accepts

@@ -86,6 +86,14 @@ FULL_NAME_PROMPT = [
     ),  # guard
 ]
 
+# An unmarked alternative ending in the surname of the line's person is that person's name, so its
+# surname alone will do, as for any unmarked name (answerline._same_person).
+SAME_PERSON = [
+    ("<b><u>Ernesto Guevara</u></b> [or Che Guevara]", "Guevara", "accept"),
+    ("<b><u>Juan Perón</u></b> [or Domingo Perón]", "Peron", "accept"),
+    ("<b><u>Franz Kafka</u></b>", "Kafka", "reject"),  # guard: a marked full name alone still requires it
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -111,6 +119,7 @@ HEAD_NOUN = [
 ALL = (
     HEAD_NOUN
     + FULL_NAME_PROMPT
+    + SAME_PERSON
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
