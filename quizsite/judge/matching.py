@@ -179,9 +179,10 @@ _SOFT_C = re.compile(r"c(?!h)")
 # Romanisations of Russian that differ by system (ALA-LC, German, French, English popular):
 # Chekhov / Tchekhov / Tschechow, Rakhmaninov / Rachmaninoff, Rimskij / Rimsky; after _PH, so
 # "w" is already "v" and "y" "i". Source: the Wikipedia table "Romanization of Russian" (х: kh,
-# ch; ч: ch, tch, tsch; -ий: -y, -ij; -ов final: -ov, -off, -ow).
-_SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$")
-_SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov"}
+# ch; ч: ch, tch, tsch; -ий: -y, -ij; -ов final: -ov, -off, -ow; -ев final: -ev, -eff, -ew:
+# Prokofiev / Prokofieff).
+_SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$|eff$")
+_SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov", "eff": "ev"}
 _DOUBLE = re.compile(r"(.)\1+")
 
 
@@ -191,7 +192,7 @@ def phonetic(word: str) -> str:
     for a, b in _PH:
         word = word.replace(a, b)
     word = _SOFT_C.sub("k", word)
-    if "kh" in word or "tch" in word or word.endswith(("ij", "off")):
+    if "kh" in word or "tch" in word or word.endswith(("ij", "off", "eff")):
         word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)
     return _DOUBLE.sub(r"\1", word) if len(word) > 5 else word  # note and notte stay apart
 

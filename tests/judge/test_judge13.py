@@ -94,6 +94,12 @@ SAME_PERSON = [
     ("<b><u>Franz Kafka</u></b>", "Kafka", "reject"),  # guard: a marked full name alone still requires it
 ]
 
+# Russian -ев romanised -eff (older French and English usage) is -ev (matching._SLAVIC).
+SLAVIC_EFF = [
+    ("Ivan <b><u>Turgenev</u></b>", "Turgeneff", "accept"),
+    ("Pyotr <b><u>Lebedev</u></b>", "Lebedeff", "accept"),
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -120,6 +126,7 @@ ALL = (
     HEAD_NOUN
     + FULL_NAME_PROMPT
     + SAME_PERSON
+    + SLAVIC_EFF
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
