@@ -424,6 +424,10 @@ def _stem(tok: str) -> str:
     return tok
 
 
+# Words that only say "what follows is a number" (No., Nr., Number, as in opus and catalogue numbers).
+_NUMBER_SIGNS = frozenset(("no", "nr", "number", "num"))
+
+
 def _base_tokens(text: str) -> list[str]:
     """Everything but the alias table: fold, tokenise, drop articles, numbers, Roman numerals, stem."""
     tokens = _TOKEN.findall(_fold(text))
@@ -438,6 +442,8 @@ def _base_tokens(text: str) -> list[str]:
     out: list[str] = []
     last = len(tokens) - 1
     for i, tok in enumerate(tokens):
+        if tok in _NUMBER_SIGNS and i < last and (tokens[i + 1][:1].isdigit() or _roman(tokens[i + 1])):
+            continue  # "Symphony No. 9" is "Symphony 9", so also "Ninth Symphony"
         if i > 0 and len(tok) <= 7:
             if tok == "v" and i < last and tokens[i + 1] != "of":
                 out.append("versus")  # Roe v. Wade, but Henry V and Henry V of England

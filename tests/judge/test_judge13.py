@@ -100,6 +100,14 @@ SLAVIC_EFF = [
     ("Pyotr <b><u>Lebedev</u></b>", "Lebedeff", "accept"),
 ]
 
+# "No." before a number only says a number follows: "Symphony No. 9" is the Ninth Symphony.
+NUMBER_SIGN = [
+    ("<b><u>Piano Concerto No. 2</u></b> by Rachmaninoff", "Second Piano Concerto", "accept"),
+    ("Dvořák's <b><u>Symphony No. 9</u></b>", "Symphony Number 9", "accept"),
+    ("Dvořák's <b><u>Symphony No. 9</u></b>", "Symphony No. 8", "reject"),  # guard
+    ("<b><u>No Exit</u></b>", "Exit", "reject"),  # guard: a "no" before a word is a word
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -127,6 +135,7 @@ ALL = (
     + FULL_NAME_PROMPT
     + SAME_PERSON
     + SLAVIC_EFF
+    + NUMBER_SIGN
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
