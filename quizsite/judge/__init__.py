@@ -64,7 +64,13 @@ from .matching import (
     within,
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
-from .qualifiers import creator_contradicted, title_containing, wrong_compound, year_contradicted
+from .qualifiers import (
+    creator_contradicted,
+    prefix_apart,
+    title_containing,
+    wrong_compound,
+    year_contradicted,
+)
 from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
@@ -113,7 +119,8 @@ RULES = {
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
     "wrong_creator": "'by X' where the line or the question names another creator (Tosca by Verdi)",
-    "wrong_compound": "joined by a hyphen to a prefix or another name (anti-Catholicism, Austria-Hungary)",
+    "wrong_compound": "joined to a prefix (with a hyphen or apart) or by a hyphen to another name "
+    "(anti-Catholicism, Counter Reformation, Austria-Hungary)",
     "title_of_work": "a title that contains the answer's word (The Velveteen Rabbit for rabbits)",
     "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
@@ -324,7 +331,7 @@ def _decide(
         # a person's double surname is the same person ("Marie Skłodowska-Curie" for Curie): a
         # given name on either side says a person is meant
         person = e.person_like or bool(line.first_names) or not tset.isdisjoint(GIVEN_NAMES_FOLDED)
-        if wrong_compound(raw, line_words, person):
+        if wrong_compound(raw, line_words, person) or prefix_apart(tokens, c.used, line_words):
             return _ruling("reject", None, score, "wrong_compound")
         if title_containing(raw, e.text, e.core):
             return _ruling("reject", None, score, "title_of_work")

@@ -107,6 +107,7 @@ _CHAR_MAP.update(
 # U.S.S.R., D.C., J. R. R. -> ussr, dc, jrr (two or more initials; a single "F." stays a letter).
 _DOTTED = re.compile(r"(?<![a-z0-9])[a-z](?:\.\s?[a-z])+\.?(?![a-z0-9])")
 _POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
+_DECADE_APOSTROPHE = re.compile(r"(?<=\d0)'s\b")
 _ELISION = re.compile(r"\b([a-z]+)'(?=[a-z])")
 # Elided articles and prepositions (French l', d', qu'; Italian dell', nell', all'): a word break.
 # Any other apostrophe inside a word marks a glottal stop or a lost letter (Qur'an, Hawai'i,
@@ -256,6 +257,7 @@ def _fold(text: str) -> str:
     if "." in text:
         text = _DOTTED.sub(lambda m: m.group(0).replace(".", "").replace(" ", "") + " ", text)
     if "'" in text:
+        text = _DECADE_APOSTROPHE.sub("s", text)  # "the 1960's", "1800's": a plural, not a possessive
         text = _POSSESSIVE.sub("", text)
         text = _CELTIC.sub(r"\1", text)
         text = _ELISION.sub(lambda m: m.group(1) + (" " if m.group(1) in _ELIDED else ""), text)
@@ -424,6 +426,22 @@ def _stem(tok: str) -> str:
     return tok
 
 
+def _hundreds(tokens: list[str]) -> list[str]:
+    """ "19th century" -> "1800s", as players and lines write it either way (the 1800s are the
+    nineteenth century to a moderator, the year 1900 aside). Only the 11th to the 20th century of
+    the common era: "2000s" is a decade, and a century BC counts down."""
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok == "century" and out and out[-1].isdigit() and 11 <= int(out[-1]) <= 20 and after not in _BC:
+            out[-1] = f"{int(out[-1]) - 1}00s"
+        else:
+            out.append(tok)
+    return out
+
+
+_BC = frozenset(("bc", "bce"))
+
 # Words that only say "what follows is a number" (No., Nr., Number, as in opus and catalogue numbers).
 _NUMBER_SIGNS = frozenset(("no", "nr", "number", "num"))
 
@@ -439,6 +457,8 @@ def _base_tokens(text: str) -> list[str]:
         tokens = _numbers(tokens)
         if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
             tokens = _centuries(tokens)
+    if "century" in tokens:
+        tokens = _hundreds(tokens)
     out: list[str] = []
     last = len(tokens) - 1
     for i, tok in enumerate(tokens):

@@ -108,6 +108,22 @@ NUMBER_SIGN = [
     ("<b><u>No Exit</u></b>", "Exit", "reject"),  # guard: a "no" before a word is a word
 ]
 
+# A meaning-changing prefix written apart is still that prefix (qualifiers.prefix_apart).
+PREFIX_APART = [
+    ("the <b><u>Enlightenment</u></b>", "Counter Enlightenment", "reject"),
+    ("<b><u>Euclidean geometry</u></b>", "non Euclidean geometry", "reject"),
+    ("the <b><u>Counter-Reformation</u></b>", "Counter Reformation", "accept"),  # guard
+]
+
+# Decades and centuries as players write them: "the 1920's", "the 1700s" for the 18th century.
+DECADES_CENTURIES = [
+    ("the <b><u>1920s</u></b>", "the 1920's", "accept"),
+    ("the <b><u>18th century</u></b>", "the 1700s", "accept"),
+    ("the <b><u>1600s</u></b>", "seventeenth century", "accept"),
+    ("the <b><u>18th century</u></b>", "1800s", "reject"),  # guard
+    ("the <b><u>5th century BC</u></b>", "400s", "reject"),  # guard: a century BC counts down
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -136,6 +152,8 @@ ALL = (
     + SAME_PERSON
     + SLAVIC_EFF
     + NUMBER_SIGN
+    + PREFIX_APART
+    + DECADES_CENTURIES
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
