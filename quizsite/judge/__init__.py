@@ -144,6 +144,7 @@ _BARE_DECADE = re.compile(r"^[0-9]0s$")
 _DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
 _EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)", re.I)
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
 _INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
 
@@ -183,8 +184,11 @@ def judge_strict(
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
     line = parse_answerline(answerline)
-    if len(given) <= 12 and _squeezed(given) in line.initialisms and _acronym(given):
-        letters = _squeezed(given)
+    acronym = _ARTICLE.sub("", given.strip())  # "the CIA", "the U.N.": the article is no letter of it
+    if len(acronym) >= 3 and acronym[-1] == "s" and acronym[-2].isupper():
+        acronym = acronym[:-1]  # a plural: "POWs", "UFOs"
+    if len(acronym) <= 12 and _squeezed(acronym) in line.initialisms and _acronym(acronym):
+        letters = _squeezed(acronym)
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
@@ -203,7 +207,10 @@ def _acronym(given: str) -> bool:
         return False
     if "&" in given:  # "P&G", "M&S": initials either side of the ampersand, as companies write them
         return letters.isupper() and " " not in given.strip()
-    return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
+    if letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip()):
+        return True
+    # "DoD", "BoE": capitals with the small words' letters in lower case between them
+    return letters[0].isupper() and letters[-1].isupper() and len(letters) <= 6 and " " not in given.strip()
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:

@@ -178,6 +178,14 @@ def _initialisms(required: tuple[str, ...], full: tuple[str, ...]) -> frozenset[
         content = [t for t in words if t not in STOPWORDS and t not in _SUFFIX_WORDS]
         if len(content) >= 2 and all(t[0].isalpha() for t in content):
             out.add("".join(t[0] for t in content))
+    # with the small words too, as many are written: "LA" (Los Angeles), "DoD" (Department of
+    # Defense), "POW" (prisoner of war), "BoE" (Bank of England)
+    if (
+        2 <= len(required) <= 6
+        and not STOPWORDS.isdisjoint(required)
+        and all(t[0].isalpha() for t in required)
+    ):
+        out.add("".join(t[0] for t in required if t not in _SUFFIX_WORDS))
     return frozenset(out)
 
 

@@ -124,6 +124,19 @@ DECADES_CENTURIES = [
     ("the <b><u>5th century BC</u></b>", "400s", "reject"),  # guard: a century BC counts down
 ]
 
+# Initialisms: an article before one is no letter of it; the small words count where an
+# initialism is written with them ("LA", "POW", "DoD").
+INITIALISMS = [
+    ("<b><u>Central Intelligence Agency</u></b>", "the CIA", "accept"),
+    ("<b><u>Tennessee Valley Authority</u></b>", "the TVA", "accept"),
+    ("<b><u>Los Angeles</u></b>", "L.A.", "accept"),
+    ("<b><u>prisoner of war</u></b>s", "POWs", "accept"),
+    ("<b><u>Department of Defense</u></b>", "DoD", "accept"),
+    ("<b><u>Las Vegas</u></b>", "LA", "reject"),  # guard
+    ("<b><u>Tennessee Valley Authority</u></b>", "the NRA", "reject"),  # guard
+    ("<b><u>Bank of England</u></b>", "Be", "reject"),  # guard: one capital is a word
+]
+
 # A silent final "e" after two consonants is a slip; after one it makes another word.
 SILENT_E = [
     ("Arthur C. <b><u>Clarke</u></b>", "Clark", "accept"),
@@ -154,6 +167,7 @@ ALL = (
     + NUMBER_SIGN
     + PREFIX_APART
     + DECADES_CENTURIES
+    + INITIALISMS
     + SILENT_E
     + SHORT_NAMES
     + NICKNAMES
