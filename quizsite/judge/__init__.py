@@ -140,6 +140,8 @@ RULES = {
 
 
 _GERMAN_ARTICLES = frozenset(("die", "das"))
+# Words that number one work of a series ("Part 1", "Book II", "Episode IV"), as normalised.
+_PART_WORDS = frozenset(("part", "book", "volume", "vol", "episode", "chapter"))
 _BARE_DECADE = re.compile(r"^[0-9]0s$")
 _DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
 _EMPTY = Ruling("reject", "", 0.0, "", "empty")
@@ -325,7 +327,7 @@ def _decide(
             best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
-    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
+    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2], accepts):
         return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None and _wrong_realm(tokens, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_realm")
@@ -440,11 +442,18 @@ def _full_name_of(tokens: tuple[str, ...], used: set[int], entry: Entry, line_wo
 
 def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:
     """Is the answer the line's name without its number, where a moderator asks "which one?", on
-    a marked line too: a ruler's name without the regnal number ("Elizabeth" for Elizabeth I), or
-    a series named in the plural ("Punic Wars" for Second Punic War)? Other names without their
+    a marked line too: a ruler's name without the regnal number ("Elizabeth" for Elizabeth I), a
+    series named in the plural ("Punic Wars" for Second Punic War), or a work without its part
+    ("Henry IV" for "Henry IV, Part 1")? Other names without their
     number are other things ("Saturn" for Saturn VI, "World War" for World War II): rejected. A
     different number is never here (wrong_number, or no_match as it is not within the line)."""
     missing = [t for t, m in zip(entry.core, c.matched, strict=True) if not m]
+    if (
+        missing
+        and any(t in _PART_WORDS for t in missing)
+        and all(t in _PART_WORDS or t[:1].isdigit() for t in missing)
+    ):
+        return any(t[:1].isdigit() for t in missing)  # "Henry IV" for "Henry IV, Part 1": which part?
     if not missing or not all(t[:1].isdigit() for t in missing):
         return False
     matched = [t for t, m in zip(entry.core, c.matched, strict=True) if m]
@@ -485,13 +494,31 @@ def _wrong_realm(tokens: tuple[str, ...], entry: Entry) -> bool:
     )
 
 
-def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+def _wrong_number(
+    tokens: tuple[str, ...], used: set[int], entry: Entry, accepts: tuple[Entry, ...] = ()
+) -> bool:
     """Does the answer add a number where the line has a different one ("Star Wars Episode V" for
-    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")?"""
+    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")? Where the matched entry has none,
+    the numbers of the line's other entries for the same thing count ("First Boer War" on "Boer
+    Wars [accept Second Boer War]")."""
     numbers = [t for t in entry.full if t[:1].isdigit()]
+    longest = 99
+    if not numbers:
+        numbers = [
+            t
+            for e in accepts
+            if e is not entry and not e.words.isdisjoint(entry.core)
+            for t in e.full
+            if t[:1].isdigit()
+        ]
+        longest = 2  # ordinals and regnal numbers only: a year may date the line's own entry
     if not numbers:
         return False
-    return any(t[:1].isdigit() and t not in numbers for j, t in enumerate(tokens) if j not in used)
+    return any(
+        t[:1].isdigit() and t not in numbers and len(t) <= longest
+        for j, t in enumerate(tokens)
+        if j not in used
+    )
 
 
 def _is_suffix(matched: list[bool]) -> bool:

@@ -66,6 +66,20 @@ MISSING_NUMBER = [
     ("<b><u>Henry IV</u></b> [do not accept or prompt on partial answers]", "Henry", "reject"),  # guard
 ]
 
+# A work of a series without its part is prompted (which part?); a long title's main title before
+# a "Part" is no short title.
+WORK_PART = [
+    ("<b><u>Henry VI, Part 2</u></b>", "Henry VI", "prompt"),
+    ("<b><u>The Lord of the Rings: The Two Towers</u></b>", "The Two Towers", "reject"),  # guard
+    ("<b><u>Henry VI, Part 2</u></b>", "Henry VI Part 3", "reject"),  # guard
+]
+
+# A number the line's other entries for the same thing contradict.
+OTHER_ENTRY_NUMBER = [
+    ("<b><u>Opium War</u></b>s [accept First Opium War]", "Second Opium War", "reject"),
+    ("<b><u>Opium War</u></b>s [accept First Opium War]", "Opium War of 1839", "accept"),  # guard: a year
+]
+
 # A reduced vowel in a closed last syllable is a slip; a stressed vowel is another word.
 REDUCED_VOWEL = [
     ("<b><u>Lisbon</u></b>", "Lisben", "accept"),
@@ -177,6 +191,8 @@ ALL = (
     + TITLE_OF_PLACE
     + REGNAL_REALM
     + MISSING_NUMBER
+    + WORK_PART
+    + OTHER_ENTRY_NUMBER
     + REDUCED_VOWEL
 )
 
