@@ -20,12 +20,16 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    opposite of the line's ("the Younger"), "by X" credits someone the line (or the question)
    does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
    "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
-   or it adds a year the question contradicts (see qualifiers);
+   it adds a year the question contradicts (see qualifiers), or it puts a regnal name in another
+   realm ("Alexander III of Russia" for "Alexander III of Macedon");
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
-   partial answer". (An unmarked line never requires its generic head, title or suffix: "Waterloo"
-   for "Battle of Waterloo" and "John Paul II" for "Pope John Paul II" are whole answers in 4.)
+   partial answer", or where the answer is the line's name without its number (a ruler's
+   "Elizabeth" for Elizabeth I, a series in the plural: "Punic Wars" for Second Punic War),
+   which a moderator prompts with "which one?". (An unmarked line never requires its generic
+   head, title or suffix: "Waterloo" for "Battle of Waterloo" and "John Paul II" for "Pope John
+   Paul II" are whole answers in 4.)
 7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
    otherwise reject.
 
@@ -56,15 +60,22 @@ from .matching import (
     cover,
     derived_form,
     token_match,
+    verb_lemmas,
     within,
 )
 from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
-from .qualifiers import creator_contradicted, title_containing, wrong_compound, year_contradicted
+from .qualifiers import (
+    creator_contradicted,
+    prefix_apart,
+    title_containing,
+    wrong_compound,
+    year_contradicted,
+)
 from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.2"
+JUDGE_VERSION = "1.3"
 
 log = logging.getLogger(__name__)
 
@@ -108,15 +119,18 @@ RULES = {
     "wrong_name": "an extra given name or initials name someone else",
     "wrong_number": "a number that differs from the line's (Episode V for Episode IV)",
     "wrong_creator": "'by X' where the line or the question names another creator (Tosca by Verdi)",
-    "wrong_compound": "joined by a hyphen to a prefix or another name (anti-Catholicism, Austria-Hungary)",
+    "wrong_compound": "joined to a prefix (with a hyphen or apart) or by a hyphen to another name "
+    "(anti-Catholicism, Counter Reformation, Austria-Hungary)",
     "title_of_work": "a title that contains the answer's word (The Velveteen Rabbit for rabbits)",
     "wrong_year": "a year the question contradicts (Peace of Westphalia of 1815)",
     "word_form": "a derived form of the answer, where the line accepts word forms",
+    "wrong_realm": "a regnal name in another realm (Alexander III of Russia for ... of Macedon)",
     "contradiction": "a word that says the opposite of the line's (the Younger for the Elder)",
     "short_title": "a long title's main title or name (Tristram Shandy, The History of Tom Jones)",
     "foreign_article": "a title without its German article (Zauberflöte for Die Zauberflöte)",
     "decade_century": "a decade without its century (the nineties for 1890s): the line's century",
     "surname": "a person's surname alone",
+    "missing_number": "all but the line's number (Elizabeth for Elizabeth I): which one? prompt",
     "partial": "part of the required answer: prompt",
     "no_match": "no acceptable alternative matched",
     # set by callers, not by judge(): the live game's limits
@@ -126,10 +140,13 @@ RULES = {
 
 
 _GERMAN_ARTICLES = frozenset(("die", "das"))
+# Words that number one work of a series ("Part 1", "Book II", "Episode IV"), as normalised.
+_PART_WORDS = frozenset(("part", "book", "volume", "vol", "episode", "chapter"))
 _BARE_DECADE = re.compile(r"^[0-9]0s$")
 _DECADE = re.compile(r"^(1[0-9]|20)([0-9]0s)$")
 _EMPTY = Ruling("reject", "", 0.0, "", "empty")
 _GIVEN_BRACKETS = re.compile(r"\([^()]*\)")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)", re.I)
 # Initials as players write them: "C.P.E.", "J. S.", "JS" (capitals; "it" or "not" are words).
 _INITIALS = re.compile(r"\b(?:[A-Za-z]\.\s?){1,3}(?![a-z])|\b[A-Z]{2,3}\b")
 
@@ -169,8 +186,11 @@ def judge_strict(
         return _EMPTY
     initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
     line = parse_answerline(answerline)
-    if len(given) <= 12 and _squeezed(given) in line.initialisms and _acronym(given):
-        letters = _squeezed(given)
+    acronym = _ARTICLE.sub("", given.strip())  # "the CIA", "the U.N.": the article is no letter of it
+    if len(acronym) >= 3 and acronym[-1] == "s" and acronym[-2].isupper():
+        acronym = acronym[:-1]  # a plural: "POWs", "UFOs"
+    if len(acronym) <= 12 and _squeezed(acronym) in line.initialisms and _acronym(acronym):
+        letters = _squeezed(acronym)
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
@@ -189,7 +209,10 @@ def _acronym(given: str) -> bool:
         return False
     if "&" in given:  # "P&G", "M&S": initials either side of the ampersand, as companies write them
         return letters.isupper() and " " not in given.strip()
-    return letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip())
+    if letters.isupper() or "." in given or (len(letters) >= 4 and " " not in given.strip()):
+        return True
+    # "DoD", "BoE": capitals with the small words' letters in lower case between them
+    return letters[0].isupper() and letters[-1].isupper() and len(letters) <= 6 and " " not in given.strip()
 
 
 def _active(entries: tuple[Entry, ...], qt: str | None, wi: int | None) -> tuple[Entry, ...]:
@@ -298,12 +321,16 @@ def _decide(
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None:
         rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
-        if not within(rest, prompt_words | line_words, _IGNORABLE):
+        if not within(rest, prompt_words | line_words, _IGNORABLE) and not _full_name_of(
+            tokens, best_prompt[3].used, best_prompt[2], line_words
+        ):
             best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
         return _ruling("reject", None, best_accept[1], "wrong_name")  # "Leopold Mozart": wrong person
-    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2]):
+    if best_accept is not None and _wrong_number(tokens, best_accept[3].used, best_accept[2], accepts):
         return _ruling("reject", None, best_accept[1], "wrong_number")
+    if best_accept is not None and _wrong_realm(tokens, best_accept[2]):
+        return _ruling("reject", None, best_accept[1], "wrong_realm")
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
     if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
@@ -313,7 +340,7 @@ def _decide(
         # a person's double surname is the same person ("Marie Skłodowska-Curie" for Curie): a
         # given name on either side says a person is meant
         person = e.person_like or bool(line.first_names) or not tset.isdisjoint(GIVEN_NAMES_FOLDED)
-        if wrong_compound(raw, line_words, person):
+        if wrong_compound(raw, line_words, person) or prefix_apart(tokens, c.used, line_words):
             return _ruling("reject", None, score, "wrong_compound")
         if title_containing(raw, e.text, e.core):
             return _ruling("reject", None, score, "title_of_work")
@@ -362,12 +389,14 @@ def _decide(
             continue  # "City" or "1" alone is not a partial answer ("Old Man", "Second Law" are)
         if line.prompt_partial or not e.explicit:
             return _ruling("prompt", e, c.score, "partial")
+        if _missing_number(e, c, raw):
+            return _ruling("prompt", e, c.score, "missing_number")
 
     # "accept word forms": a derived form of a one-word answer ("migration" for "migrate")
     if line.word_forms:
         content = [t for t in tokens if t not in _IGNORABLE]
         for e in accepts:
-            if len(e.core) == 1 and len(content) == 1 and derived_form(e.core[0], content[0]):
+            if len(e.core) == 1 and len(content) == 1 and _word_forms(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
 
     # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
@@ -399,13 +428,97 @@ def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: st
     return bool(named and credited) and not any(token_match(w, t) for t in credited for w in named)
 
 
-def _wrong_number(tokens: tuple[str, ...], used: set[int], entry: Entry) -> bool:
+def _full_name_of(tokens: tuple[str, ...], used: set[int], entry: Entry, line_words: frozenset[str]) -> bool:
+    """Is the answer the full name of the person a prompt entry names by surname alone, someone
+    other than the answer ("Alfred Russel Wallace" where a Darwin line prompts on Wallace)? Given
+    names before that surname name the same person; where the surname is also the answer's
+    ("Theodore Roosevelt" on an FDR line prompting on Roosevelt) they may name another, so no."""
+    if not used or not entry.core or not line_words.isdisjoint(entry.core):
+        return False
+    first = min(used)
+    rest = [j for j in range(len(tokens)) if j not in used]
+    return bool(rest) and all(j < first for j in rest) and tokens[rest[0]] in GIVEN_NAMES_FOLDED
+
+
+def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:
+    """Is the answer the line's name without its number, where a moderator asks "which one?", on
+    a marked line too: a ruler's name without the regnal number ("Elizabeth" for Elizabeth I), a
+    series named in the plural ("Punic Wars" for Second Punic War), or a work without its part
+    ("Henry IV" for "Henry IV, Part 1")? Other names without their
+    number are other things ("Saturn" for Saturn VI, "World War" for World War II): rejected. A
+    different number is never here (wrong_number, or no_match as it is not within the line)."""
+    missing = [t for t, m in zip(entry.core, c.matched, strict=True) if not m]
+    if (
+        missing
+        and any(t in _PART_WORDS for t in missing)
+        and all(t in _PART_WORDS or t[:1].isdigit() for t in missing)
+    ):
+        return any(t[:1].isdigit() for t in missing)  # "Henry IV" for "Henry IV, Part 1": which part?
+    if not missing or not all(t[:1].isdigit() for t in missing):
+        return False
+    matched = [t for t, m in zip(entry.core, c.matched, strict=True) if m]
+    if not matched:
+        return False
+    if entry.core[-1][:1].isdigit() and matched[-1] in GIVEN_NAMES_FOLDED:
+        return True  # a regnal number after a given name
+    last = matched[-1]
+    words = raw.casefold().split()
+    return f"{last}s" in words and f"{last}s" not in entry.text.casefold().split()
+
+
+def _word_forms(expected: str, got: str) -> bool:
+    """Derived forms of one word, also through a verb's lemma (lemminflect): "impeached" is a
+    form of "impeach", from which "impeachment" derives."""
+    if derived_form(expected, got):
+        return True
+    return any(derived_form(expected, lemma) for lemma in verb_lemmas(got)) or any(
+        derived_form(lemma, got) for lemma in verb_lemmas(expected)
+    )
+
+
+def _wrong_realm(tokens: tuple[str, ...], entry: Entry) -> bool:
+    """Does the answer put the line's regnal name in another realm ("Alexander III of Russia" for
+    "Alexander III of Macedon")? The realm may be left out (see answerline._core), not changed."""
+    if "of" not in tokens or "of" not in entry.full:
+        return False
+    i, j = entry.full.index("of"), tokens.index("of")
+    if i == 0 or j == 0 or not entry.full[i - 1][:1].isdigit() or not tokens[j - 1][:1].isdigit():
+        return False
+    realm = [t for t in entry.full[i + 1 :] if t not in _IGNORABLE]
+    given = [t for t in tokens[j + 1 :] if t not in _IGNORABLE]
+    # the realm's adjective or longer name is the same realm (Macedonia, Macedonian for Macedon)
+    return bool(realm and given) and not any(
+        token_match(w, t) or (min(len(w), len(t)) >= 5 and (w.startswith(t) or t.startswith(w)))
+        for w in realm
+        for t in given
+    )
+
+
+def _wrong_number(
+    tokens: tuple[str, ...], used: set[int], entry: Entry, accepts: tuple[Entry, ...] = ()
+) -> bool:
     """Does the answer add a number where the line has a different one ("Star Wars Episode V" for
-    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")?"""
+    "Star Wars: Episode IV", "Apollo 13" beside "Apollo 11")? Where the matched entry has none,
+    the numbers of the line's other entries for the same thing count ("First Boer War" on "Boer
+    Wars [accept Second Boer War]")."""
     numbers = [t for t in entry.full if t[:1].isdigit()]
+    longest = 99
+    if not numbers:
+        numbers = [
+            t
+            for e in accepts
+            if e is not entry and not e.words.isdisjoint(entry.core)
+            for t in e.full
+            if t[:1].isdigit()
+        ]
+        longest = 2  # ordinals and regnal numbers only: a year may date the line's own entry
     if not numbers:
         return False
-    return any(t[:1].isdigit() and t not in numbers for j, t in enumerate(tokens) if j not in used)
+    return any(
+        t[:1].isdigit() and t not in numbers and len(t) <= longest
+        for j, t in enumerate(tokens)
+        if j not in used
+    )
 
 
 def _is_suffix(matched: list[bool]) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .names import EXONYMS, GIVEN_NAMES, TITLES
@@ -64,6 +64,11 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
     idx = [i for i, t in enumerate(required) if t not in STOPWORDS]
     if len(idx) < 2:
         return tuple(required[i] for i in idx) or required
+    # "Alexander III of Macedon", "Philip II of Spain": the place after a regnal number only tells
+    # which kingdom; the name and number are the whole answer
+    cut = next((i for i, t in enumerate(required[:-2]) if t[:1].isdigit() and required[i + 1] == "of"), None)
+    if cut is not None and cut > 0:
+        idx = [i for i in idx if i <= cut]
     first, last = idx[0], idx[-1]
     keep = []
     for i in idx:
@@ -74,7 +79,9 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
         at_end = i == last and prev not in STOPWORDS and not prev[:1].isdigit() and "of" not in required
         if t in GENERIC_HEADS and (at_end or (i == first and (t in _PREFIX_HEADS or nxt == "of"))):
             continue
-        if (i == first and t in _FRONT_TITLES) or (i == last and t in _SUFFIX_WORDS):
+        # a front title is dropped before a name ("Pope John Paul II"), not before "of": "Queen of
+        # Carthage" and "Prince of Wales" name a person by a place, and the place is another answer
+        if (i == first and t in _FRONT_TITLES and nxt != "of") or (i == last and t in _SUFFIX_WORDS):
             continue
         keep.append(t)
     return tuple(keep) or tuple(required[i] for i in idx)
@@ -83,7 +90,7 @@ def _core(required: tuple[str, ...]) -> tuple[str, ...]:
 # Words too common to deserve a prompt on their own when they are all a partial answer matched.
 WEAK_WORDS = GENERIC_HEADS | frozenset(
     "valley hill road beach falls harbor harbour port forest park street square bridge tower wall "
-    "station hall house museum garden timer pack movie film show game book prize award cup bowl "
+    "station hall house museum garden pack movie film show game book prize award cup bowl "
     "mission program project festival "
     "new north south east west northern southern eastern western great little big old saint san "
     "santa united royal holy king queen war law effect theory theorem principle equation number day "
@@ -171,6 +178,14 @@ def _initialisms(required: tuple[str, ...], full: tuple[str, ...]) -> frozenset[
         content = [t for t in words if t not in STOPWORDS and t not in _SUFFIX_WORDS]
         if len(content) >= 2 and all(t[0].isalpha() for t in content):
             out.add("".join(t[0] for t in content))
+    # with the small words too, as many are written: "LA" (Los Angeles), "DoD" (Department of
+    # Defense), "POW" (prisoner of war), "BoE" (Bank of England)
+    if (
+        2 <= len(required) <= 6
+        and not STOPWORDS.isdisjoint(required)
+        and all(t[0].isalpha() for t in required)
+    ):
+        out.add("".join(t[0] for t in required if t not in _SUFFIX_WORDS))
     return frozenset(out)
 
 
@@ -615,6 +630,26 @@ def _add_exonyms(b: _Builder) -> None:
                 known.add(normalize(other))
 
 
+def _same_person(b: _Builder) -> None:
+    """An unmarked alternative that ends in the surname of the line's person, whose given name
+    starts another alternative ("Mohandas Karamchand Gandhi" beside "<u>Mahatma Gandhi</u>"), is
+    that person's name too, so its surname alone will do (as for any unmarked name, see
+    _person_like), though its first word is missing from the given-names list."""
+    surnames = {
+        e.full[-1]
+        for e in b.accepts
+        if len(e.full) >= 2 and simple_words(e.text.split()[0])[0] in GIVEN_NAMES and e.full[-1].isalpha()
+    }
+    if not surnames:
+        return
+    for i, e in enumerate(b.accepts):
+        if e.explicit or e.person_like or len(e.full) < 2 or e.full[-1] not in surnames:
+            continue
+        words = e.text.split()
+        if 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words if w.lower() not in _NAME_PARTICLES):
+            b.accepts[i] = replace(e, person_like=True)
+
+
 @lru_cache(maxsize=4096)
 def parse_answerline(raw: str) -> AnswerLine:
     """Parse once, judge many times: the result is cached per distinct line."""
@@ -675,6 +710,7 @@ def parse_answerline(raw: str) -> AnswerLine:
             b.add("accept", piece[a:z], pflags[a:z], "", None)
 
     _add_exonyms(b)
+    _same_person(b)
     first_names = frozenset(
         t
         for e in b.accepts

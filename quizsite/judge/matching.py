@@ -8,7 +8,8 @@ the decision on the words that identify the answer.
 Why these tolerances: short words that differ by one letter are usually different words (Monet and
 Manet, Iran and Iraq, mitosis and meiosis, carbonyl and carboxyl), so up to four letters nothing is
 forgiven, at five only a swapped pair, and up to eight a swapped pair or one letter more or less
-(never a changed letter, never at the first position: Prussia is not Russia). Longer words are
+(never a changed letter but a vowel in an unstressed last syllable, Swedan for Sweden; never at
+the first position: Prussia is not Russia). Longer words are
 rarely one edit from another real word, so one to three edits are forgiven (Tchaikovski, Beethovan)
 except where the edit lands on a known meaningful prefix or ending (hypo-/hyper-, -ate/-ite, a final
 vowel: hyperbola/hyperbole). Spellings that sound alike (Perikles, Strawinsky) meet through a crude
@@ -28,6 +29,11 @@ from lemminflect import getAllLemmas
 from rapidfuzz.distance import OSA, Levenshtein
 
 from .names import NICKNAMES
+from .normalize import normalize
+
+# A nickname for the given name it stands for, as the normaliser spells both ("tom" -> "thoma"):
+# "Teddy Roosevelt" is the line's "Theodore Roosevelt", accepted or rejected with it.
+_NICKNAME_OF = {normalize(k)[-1]: normalize(v)[-1] for k, v in NICKNAMES.items() if k != "fdr"}
 
 _PREFIX_PAIRS = (
     ("hypo", "hyper"),
@@ -116,6 +122,29 @@ def _vowel_slip(a: str, b: str) -> bool:
     return len(diff) == 1 and 0 < diff[0] < len(a) - 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
 
 
+def _silent_e(a: str, b: str) -> bool:
+    """A silent final "e" added or left out after two consonants (Wild for Wilde, Clarke for
+    Clark, Browne for Brown): it changes no sound there. After one consonant it lengthens the
+    vowel (shin / shine, plan / plane) and makes another word, so that stays apart."""
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    if len(shorter) < 4 or longer != shorter + "e" or not shorter.isalpha():
+        return False
+    # not after a doubled consonant: "-bbe" is a stemmed "-bbes" (Hobbes), and Hobbs is another name
+    last, before = shorter[-1], shorter[-2]
+    return last not in _VOWELS and before not in _VOWELS and last not in "yw" and last != before
+
+
+def _final_syllable_vowel(a: str, b: str) -> bool:
+    """One vowel for another in a final unstressed syllable closed by a consonant (Swedan for
+    Sweden, Austin for Austen, Dickins for Dickens): in English that vowel is reduced to a schwa
+    and all vowels sound alike there. Earlier vowels carry the stress and tell words apart
+    (Slovenia / Slavonia, Merton / Morton), so they stay as they are."""
+    n = len(a)
+    if len(b) != n or a[:-2] != b[:-2] or a[-1] != b[-1] or a[-1] in _VOWELS:
+        return False
+    return a[-2] in _VOWELS and b[-2] in _VOWELS and a[-3] not in _VOWELS
+
+
 def _confusable(a: str, b: str) -> bool:
     """Near-identical long words that still name different things."""
     for p, q in _PREFIX_PAIRS:
@@ -150,9 +179,10 @@ _SOFT_C = re.compile(r"c(?!h)")
 # Romanisations of Russian that differ by system (ALA-LC, German, French, English popular):
 # Chekhov / Tchekhov / Tschechow, Rakhmaninov / Rachmaninoff, Rimskij / Rimsky; after _PH, so
 # "w" is already "v" and "y" "i". Source: the Wikipedia table "Romanization of Russian" (х: kh,
-# ch; ч: ch, tch, tsch; -ий: -y, -ij; -ов final: -ov, -off, -ow).
-_SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$")
-_SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov"}
+# ch; ч: ch, tch, tsch; -ий: -y, -ij; -ов final: -ov, -off, -ow; -ев final: -ev, -eff, -ew:
+# Prokofiev / Prokofieff).
+_SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$|eff$")
+_SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov", "eff": "ev"}
 _DOUBLE = re.compile(r"(.)\1+")
 
 
@@ -162,7 +192,7 @@ def phonetic(word: str) -> str:
     for a, b in _PH:
         word = word.replace(a, b)
     word = _SOFT_C.sub("k", word)
-    if "kh" in word or "tch" in word or word.endswith(("ij", "off")):
+    if "kh" in word or "tch" in word or word.endswith(("ij", "off", "eff")):
         word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)
     return _DOUBLE.sub(r"\1", word) if len(word) > 5 else word  # note and notte stay apart
 
@@ -206,7 +236,7 @@ def _line_metaphone(word: str) -> str:
 
 def token_match(expected: str, got: str) -> bool:
     """Is ``got`` an acceptable spelling of the expected word?"""
-    if expected == got:
+    if expected == got or _NICKNAME_OF.get(got) == expected:
         return True
     if got[:1].isdigit():
         # "60s" (or "the sixties") for "1960s": a moderator hears the twentieth century
@@ -218,6 +248,8 @@ def token_match(expected: str, got: str) -> bool:
     if expected[:3] == got[:3] and same_verb(expected, got):
         return True
     n = len(expected)
+    if (got[-1:] == "e" or expected[-1] == "e") and abs(n - len(got)) == 1 and _silent_e(expected, got):
+        return True  # n >= 5 follows: the shorter word has four letters or more
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
         return False  # short words, numbers and codes must be exact
     if Levenshtein.distance(expected, got, score_cutoff=n // 2) > n // 2:
@@ -226,6 +258,8 @@ def token_match(expected: str, got: str) -> bool:
         if _transposed(expected, got) or (n > 5 and _one_indel(expected, got)):
             return True
         if n == 8 and _vowel_slip(expected, got):
+            return not _confusable(expected, got)
+        if n >= 6 and _final_syllable_vowel(expected, got):
             return not _confusable(expected, got)
     else:
         k = 1 if n <= 10 else 2 if n <= 15 else 3

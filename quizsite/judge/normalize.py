@@ -107,6 +107,7 @@ _CHAR_MAP.update(
 # U.S.S.R., D.C., J. R. R. -> ussr, dc, jrr (two or more initials; a single "F." stays a letter).
 _DOTTED = re.compile(r"(?<![a-z0-9])[a-z](?:\.\s?[a-z])+\.?(?![a-z0-9])")
 _POSSESSIVE = re.compile(r"(?<=[a-z0-9])'s\b")
+_DECADE_APOSTROPHE = re.compile(r"(?<=\d0)'s\b")
 _ELISION = re.compile(r"\b([a-z]+)'(?=[a-z])")
 # Elided articles and prepositions (French l', d', qu'; Italian dell', nell', all'): a word break.
 # Any other apostrophe inside a word marks a glottal stop or a lost letter (Qur'an, Hawai'i,
@@ -234,6 +235,7 @@ _ALIASES_SOURCE = {
     "fdr": "franklin delano roosevelt",
     "lbj": "lyndon b johnson",
     "mlk": "martin luther king",
+    "fed": "federal reserve",  # Merriam-Webster: "Fed", short for the Federal Reserve (System)
     "koran": "quran",  # the older English spelling (Oxford English Dictionary lists both)
 }
 
@@ -255,6 +257,7 @@ def _fold(text: str) -> str:
     if "." in text:
         text = _DOTTED.sub(lambda m: m.group(0).replace(".", "").replace(" ", "") + " ", text)
     if "'" in text:
+        text = _DECADE_APOSTROPHE.sub("s", text)  # "the 1960's", "1800's": a plural, not a possessive
         text = _POSSESSIVE.sub("", text)
         text = _CELTIC.sub(r"\1", text)
         text = _ELISION.sub(lambda m: m.group(1) + (" " if m.group(1) in _ELIDED else ""), text)
@@ -354,8 +357,13 @@ def _irregular_singular(tok: str) -> str | None:
     if tok in _MISSING_IRREGULAR:
         return _MISSING_IRREGULAR[tok]
     lemmas = getAllLemmas(tok, "NOUN").get("NOUN")
-    if not lemmas or tok in lemmas:
+    if not lemmas:
         return None
+    if tok in lemmas:
+        # lemminflect lists a Latin neuter plural as a lemma of its own beside its singular
+        # (bacteria: bacterium, bacteria; media: medium, media). Only the -um/-a pair of that
+        # declension is taken: its other doublets are different words (opera/opus, stamina/stamen).
+        return next((lemma for lemma in lemmas if lemma.endswith("um") and lemma[:-2] + "a" == tok), None)
     return lemmas[0]
 
 
@@ -370,6 +378,19 @@ def _ves_ices_singular(tok: str) -> str | None:
     dictionary has one ending in f/fe/x: the light stemmer would make "calve" and "indice"."""
     for lemma in getAllLemmas(tok, "NOUN").get("NOUN", ()):
         if lemma != tok and lemma.endswith(("f", "fe", "x")):
+            return lemma
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _s_plural_singular(tok: str) -> str | None:
+    """The singular of a plural the light stemmer cannot see: "-es" after a word ending in s
+    (viruses, lenses, rhinoceroses: it would make "viruse") and "-s" after one ending in u (emus,
+    menus: "-us" is left alone for cactus), where lemminflect's dictionary has that singular. The
+    Greek "-is"/"-es" pairs are not of this form, so Metamorphoses (Ovid) stays apart from The
+    Metamorphosis (Kafka); the singular is then stemmed like any word, so both sides meet."""
+    for lemma in getAllLemmas(tok, "NOUN").get("NOUN", ()):
+        if (tok == lemma + "es" and lemma.endswith("s")) or (tok == lemma + "s" and lemma.endswith("u")):
             return lemma
     return None
 
@@ -392,6 +413,10 @@ def _stem(tok: str) -> str:
         singular = _ves_ices_singular(tok)
         if singular is not None:
             return singular
+    if tok.endswith(("ses", "us")):
+        singular = _s_plural_singular(tok)
+        if singular is not None:
+            return _stem(singular)
     if tok.endswith("ies") and len(tok) > 4:
         return tok[:-3] + "y"
     if tok.endswith(("sses", "xes", "ches", "shes", "zes")):
@@ -399,6 +424,26 @@ def _stem(tok: str) -> str:
     if tok.endswith("s") and not tok.endswith(("ss", "us", "is")):
         return tok[:-1]
     return tok
+
+
+def _hundreds(tokens: list[str]) -> list[str]:
+    """ "19th century" -> "1800s", as players and lines write it either way (the 1800s are the
+    nineteenth century to a moderator, the year 1900 aside). Only the 11th to the 20th century of
+    the common era: "2000s" is a decade, and a century BC counts down."""
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok == "century" and out and out[-1].isdigit() and 11 <= int(out[-1]) <= 20 and after not in _BC:
+            out[-1] = f"{int(out[-1]) - 1}00s"
+        else:
+            out.append(tok)
+    return out
+
+
+_BC = frozenset(("bc", "bce"))
+
+# Words that only say "what follows is a number" (No., Nr., Number, as in opus and catalogue numbers).
+_NUMBER_SIGNS = frozenset(("no", "nr", "number", "num"))
 
 
 def _base_tokens(text: str) -> list[str]:
@@ -412,9 +457,13 @@ def _base_tokens(text: str) -> list[str]:
         tokens = _numbers(tokens)
         if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
             tokens = _centuries(tokens)
+    if "century" in tokens:
+        tokens = _hundreds(tokens)
     out: list[str] = []
     last = len(tokens) - 1
     for i, tok in enumerate(tokens):
+        if tok in _NUMBER_SIGNS and i < last and (tokens[i + 1][:1].isdigit() or _roman(tokens[i + 1])):
+            continue  # "Symphony No. 9" is "Symphony 9", so also "Ninth Symphony"
         if i > 0 and len(tok) <= 7:
             if tok == "v" and i < last and tokens[i + 1] != "of":
                 out.append("versus")  # Roe v. Wade, but Henry V and Henry V of England

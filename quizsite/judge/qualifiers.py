@@ -65,6 +65,25 @@ def wrong_compound(given: str, line_words: frozenset[str], person: bool) -> bool
     return False
 
 
+# The prefixes of CHANGING_PREFIXES that are also written apart ("Counter Reformation", "non
+# Euclidean geometry"); the others are English words of their own when apart ("Super Bowl",
+# "Peter Pan", "the Washington Post") and are left to the hyphenated form.
+SEPARATE_PREFIXES = frozenset("anti non counter neo proto pseudo crypto quasi semi".split())
+
+
+def prefix_apart(tokens: tuple[str, ...], used: set[int], line_words: frozenset[str]) -> bool:
+    """Does a meaning-changing prefix written as a word of its own stand right before a required
+    word ("Counter Reformation" for the Reformation, "neo classicism")? Where the line has that
+    word itself, it is part of the answer."""
+    return any(
+        j - 1 >= 0
+        and j - 1 not in used
+        and tokens[j - 1] in SEPARATE_PREFIXES
+        and tokens[j - 1] not in line_words
+        for j in used
+    )
+
+
 def title_containing(given: str, entry_text: str, core: tuple[str, ...]) -> bool:
     """Is the answer a title that contains the line's common noun ("The Velveteen Rabbit" for
     rabbits, "To Kill a Mockingbird" for mockingbirds) rather than the thing itself?

@@ -24,13 +24,17 @@ _HEAD = re.compile(
 )
 _PERSON_HEAD = re.compile(r"^the\s+(?:tragedy|tragical|life|lives|adventures|memoirs)\b", re.I)
 _SUBTITLE = re.compile(r"\s*[,:;]\s*")
+_PART = re.compile(r"^(?:part|book|volume|vol\.?|episode|chapter)\b", re.I)
 
 
 @lru_cache(maxsize=8192)
 def short_titles(text: str) -> frozenset[str]:
     """Normalised keys of the short forms of ``text`` (empty when it is no long title)."""
     out: set[str] = set()
-    main = _SUBTITLE.split(text.strip(), maxsplit=1)[0]
+    parts = _SUBTITLE.split(text.strip(), maxsplit=1)
+    main = parts[0]
+    if len(parts) > 1 and _PART.match(parts[1]):
+        return frozenset()  # "Henry IV, Part 1": the part tells one work of a series from another
     if main != text.strip() and len(main.split()) >= 2:
         out.add(" ".join(normalize(main)))
     m = _HEAD.match(main)
