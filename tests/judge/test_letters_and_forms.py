@@ -2,7 +2,7 @@
 (issue 12, "letters and signs", "word forms", "other languages").
 
 Every ``FIXED`` example was written for this file and failed on judge 1.1 (checked against main's
-judge when written); none is taken from tests/judge/rulings_fresh.jsonl, which stays unseen.
+judge when written); none is taken from tests/judge/rulings_fresh.jsonl, which was unseen until judge 1.3 (rulings_fresh2.jsonl holds out its holdout half now).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ holdout rows must stay unseen by the rules.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -175,8 +176,18 @@ def test_corpora_are_split_by_answer_line() -> None:
         assert set(split_of.values()) == {"tune", "holdout"}
 
 
-def test_fresh_set_is_one_unseen_split() -> None:
-    # rulings_fresh.jsonl is scored by benchmarks/judge.py only: no rule may be tuned on it
+def test_fresh2_is_split_by_a_hash_of_the_answer_line() -> None:
+    # rulings_fresh2.jsonl: tune on its tune half only; its holdout half is what benchmarks/judge.py quotes
+    rows = [json.loads(x) for x in (HERE / "rulings_fresh2.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) >= 500
+    for r in rows:
+        even = int(hashlib.sha256(r["answerline"].encode()).hexdigest(), 16) % 2 == 0
+        assert r["split"] == ("tune" if even else "holdout"), r["answerline"]
+        assert r["expected"] in ("accept", "prompt", "reject") and r["reason"]
+
+
+def test_fresh_set_is_one_split() -> None:
+    # rulings_fresh.jsonl was unseen until judge 1.2; judge 1.3 was tuned on it (benchmarks/judge.py)
     rows = [
         json.loads(x) for x in (HERE / "rulings_fresh.jsonl").read_text(encoding="utf-8").splitlines() if x
     ]

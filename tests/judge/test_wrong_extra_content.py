@@ -1,7 +1,7 @@
 """Judge 1.2: extra content that makes a right answer wrong (issue 12, "wrong extra content").
 
 Every ``WRONG`` example was written for this file and failed on judge 1.1 (checked against main's
-judge when written); none is taken from tests/judge/rulings_fresh.jsonl, which stays unseen. The
+judge when written); none is taken from tests/judge/rulings_fresh.jsonl, which was unseen until judge 1.3. The
 ``STILL_RIGHT`` rows guard the answers a moderator accepts that the new rules must not catch.
 """
 
