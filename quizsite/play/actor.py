@@ -39,6 +39,10 @@ PRESENCE_FLUSH_S = 0.25  # joins and leaves reach the room in batches, not one b
 CHAT_BURST, CHAT_PER_S = 20.0, 5.0  # chat lines per room: a crowd cannot drown the room
 CHAT_KEPT = 30
 HISTORY_KEPT = 10  # past tossups in the hello and the `history` answer
+# Where the hello's player list goes: NUL never reaches a name or a chat line (the consumer refuses it),
+# and "players" is the state's first key, so the first occurrence is this one.
+PLAYERS_MARK = "\x00players\x00"
+PLAYERS_JSON = '"\\u0000players\\u0000"'
 IDLE_STOP = timedelta(seconds=10)  # a room nobody is connected to stops leading after this
 
 db = database_sync_to_async
@@ -56,6 +60,7 @@ class RoomActor:
         self.hub, self.room, self.slug = hub, room, room.slug
         self.players = players
         self.agents = agents
+        self.player_texts: dict[int, str] = {}  # each player's hello entry as JSON, until it changes
         # Lent to the services on every copy of the room (copy.copy keeps it): they read no player rows.
         self.room.roster = Roster(players=self.players, agents=self.agents)  # type: ignore[attr-defined]
         self.online: Counter[int] = Counter({pid: 1 for pid in online})
@@ -123,6 +128,7 @@ class RoomActor:
             raise PlayError("bot_running", "another client of this bot is in the room")
         self.players[player.pk] = {"id": player.pk, "name": player.name, "score": player.score, "bot": bool(bot)}
         self.agents[player.pk] = player.agent_id
+        self.player_texts.pop(player.pk, None)
         if bot:
             self.bots.joined(bot, player.pk)
         self.online[player.pk] += 1
@@ -130,11 +136,11 @@ class RoomActor:
         if known is None or known["name"] != player.name or self.online[player.pk] == 1:
             self._presence(player.pk)
         # Built and handed over with no await in between: the hello is the state as of event `seq`.
-        state = hello_state(self.room, timezone.now(), self._players_list(), chat, self._history_shown())
+        state = hello_state(self.room, timezone.now(), PLAYERS_MARK, chat, self._history_shown())  # type: ignore[arg-type]
         if self.auto_at is not None:
             state["next_in_ms"] = max(0, int((self.auto_at - time.monotonic()) * 1000))
         hello = {"type": "hello", "player_id": player.pk, "room": self.slug, "state": state}
-        await reply([dumps(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
+        await reply([self._hello_text(hello)], {"player_id": player.pk, "term": self.term, "seq": self.seq})
         if not bot:  # a person came: start the room's bots that are not here (they leave an empty room)
             self.bots.wake(self._bot_names(), self.online, self.players)
 
@@ -156,6 +162,7 @@ class RoomActor:
         if self.online.get(player_id, 0) > 0:
             self.online[player_id] -= 1
             if self.online[player_id] == 0:
+                self.player_texts.pop(player_id, None)
                 self._presence(player_id)
         if not any(self.online.values()) and self.alone_since is None:
             self.alone_since = timezone.now()
@@ -243,6 +250,7 @@ class RoomActor:
                 for p in event["players"]:
                     self.players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"],
                                              "bot": bool(p.get("bot"))}
+                    self.player_texts.pop(p["id"], None)
             elif event["type"] == "tossup_end":
                 ended.append(history_entry(event))
         self._arm_auto_next(outcome.events)
@@ -301,8 +309,14 @@ class RoomActor:
             self.seq += 1
             await self.hub.publish(self.slug, self.term, self.seq, [dumps(e) for e in events])
 
-    def _players_list(self) -> list[dict[str, Any]]:
-        return [{**p, "online": self.online.get(pid, 0) > 0} for pid, p in self.players.items()]
+    def _hello_text(self, hello: Event) -> str:
+        """The hello as JSON, its player list spliced in from each player's cached entry: a crowd of n
+        joining would otherwise serialise n players n times."""
+        texts = self.player_texts
+        for pid, p in self.players.items():
+            if pid not in texts:
+                texts[pid] = dumps({**p, "online": self.online.get(pid, 0) > 0})
+        return dumps(hello).replace(PLAYERS_JSON, "[" + ",".join(texts[pid] for pid in self.players) + "]", 1)
 
     def _presence(self, player_id: int) -> None:
         """Joins and leaves go out as one `presence` event per flush, with only the players that changed."""
@@ -322,6 +336,7 @@ class RoomActor:
         for pid, n in list(self.online.items()):
             if n > 0 and pid not in seen:
                 self.online[pid] = 0
+                self.player_texts.pop(pid, None)
                 self._presence(pid)
         if not any(self.online.values()) and self.alone_since is None:
             self.alone_since = now

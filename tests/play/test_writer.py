@@ -117,3 +117,27 @@ async def test_a_crowd_joining_at_once_gets_unique_names_and_one_player_each(tos
     assert len(ids) == 12
     names = await database_sync_to_async(lambda: sorted(Player.objects.filter(room__slug="crowd").values_list("name", flat=True)))()
     assert len(set(names)) == 12 and "Sam" in names
+
+
+async def test_each_hello_lists_every_player_as_they_are_now(tossup_set):
+    """The hello's player list is spliced from cached entries: a change of name, score or presence
+    must reach the next joiner's hello."""
+    a, b = Client(room="h"), Client(room="h")
+    hello_a = await a.join("Ann")
+    await b.join("Bob")
+    await b.close()  # Bob leaves: offline in the next hello
+    await a.until("presence")
+    await a.send({"type": "next"})
+    tossup = await a.until("tossup")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": tossup["qid"]})
+    await a.until("buzz")
+    await a.send({"type": "answer", "qid": tossup["qid"], "text": "definitely wrong"})
+    await a.until("ruling")
+    c = Client(room="h")
+    hello_c = await c.join("Cy")
+    players = {p["name"]: p for p in hello_c["state"]["players"]}
+    assert players["Ann"]["online"] is True and players["Bob"]["online"] is False and players["Cy"]["online"] is True
+    assert players["Ann"]["id"] == hello_a["player_id"]
+    assert players["Ann"]["score"] == -5 and players["Bob"]["score"] == 0
+    assert set(players["Ann"]) == {"id", "name", "score", "bot", "online"}
