@@ -394,7 +394,14 @@ def _take(*, slug: str, driver: str, now: datetime, lease: timedelta, initial: d
 def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
                 now: datetime, lease: timedelta) -> dict[str, Any]:
     """One round trip of lease work: renew ours, look up (or take over) the rooms led elsewhere, mark
-    presence, and read who is online in the rooms we lead. One transaction: one commit for every room."""
+    presence, and read who is online in the rooms we lead.
+
+    On SQLite, where it shares the database thread with the group commit, it is one transaction (one
+    commit for every room). Elsewhere each statement commits alone: this thread runs beside the group
+    commit, and one transaction holding every led room's row would deadlock with a batch that writes
+    them in another order."""
+    if not _sqlite():
+        return _lease_work(driver=driver, renew=renew, wanted=wanted, seen=seen, led=led, now=now, lease=lease)
     with transaction.atomic():
         return _lease_work(driver=driver, renew=renew, wanted=wanted, seen=seen, led=led, now=now, lease=lease)
 
