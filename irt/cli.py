@@ -21,7 +21,7 @@ from .data import (
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries
 from .io import load_fit, save_fit, write_jsonl
 from .models import MODELS
-from .train import L1_FORMS, EpochStatus, FitConfig, fit
+from .train import L1_FORMS, REFIT_FORMS, EpochStatus, FitConfig, fit
 
 
 def _cache(args: argparse.Namespace) -> str | bool:
@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="L2 on W_R, W_D (not in the paper; default 3e-4 full batch, 0 mini-batch; 0 = the paper)")
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
+    f.add_argument("--refit", choices=list(REFIT_FORMS), default=None,
+                   help="after early stopping, continue from the best epoch on all responses, the fit's own "
+                   "validation split included, for best_epoch * n_val / n_train epochs (continue; the default "
+                   "full batch) or keep the best epoch as it is (none; the default with mini-batches)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
     f.add_argument("--threads", type=int, default=None, help="torch CPU threads for the fit (small fits: 1 is best)")
     f.add_argument("--no-progress", action="store_true")
@@ -123,6 +127,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lambda_difficulty=args.lambda_difficulty,
         l1=args.l1,
         lambda_weights=args.lambda_weights,
+        refit=args.refit,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
         threads=args.threads,
@@ -159,7 +164,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     save_fit(result, args.out, agents=data.agents)
     m = result.metrics
     summary: dict[str, Any] = {"model": m["model"], "dims": m["dims"], "seconds": m["seconds"], "epochs": m["epochs"],
-                              "l1": m["l1"]}
+                              "l1": m["l1"], "refit_epochs": (m.get("refit") or {}).get("epochs", 0)}
     if m["val"]:
         summary.update({f"val_{k}": m["val"][k] for k in ("accuracy", "bce", "auc")})
     _log(json.dumps(summary))
