@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--device", default="cpu")
     f.add_argument("--epochs", type=int, default=None, help="maximum epochs (default 3000 full-batch, 100 mini-batch)")
-    f.add_argument("--patience", type=int, default=None)
+    f.add_argument("--patience", type=int, default=None, help="epochs without improvement (default 100 full batch, 3 mini-batch)")
+    f.add_argument("--patience-growth", type=float, default=None,
+                   help="patience at least this times the best epoch so far (default 0.5 full batch, 0 mini-batch)")
     f.add_argument("--batch-size", type=int, default=None, help="default: full batch")
     f.add_argument("--lr", type=float, default=0.005)
     f.add_argument("--temperature", type=float, default=1.0)
@@ -134,6 +136,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         max_epochs=args.epochs,
         patience=args.patience,
+        patience_growth=args.patience_growth,
         val_fraction=0.0 if args.val_responses else args.val_fraction,
         val_group=args.val_group,
         seed=args.seed,

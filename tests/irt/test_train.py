@@ -95,7 +95,8 @@ def test_early_stopping_restores_the_best_epoch(small_set):
     vals = [h["val_bce"] for h in res.history]
     best = res.metrics["best_epoch"]
     assert vals[best - 1] <= min(vals) + cfg.min_delta  # later epochs improved by less than min_delta
-    assert len(vals) < 2000 and len(vals) == best + 5  # stopped `patience` epochs after the best
+    # stopped `patience` epochs after the best, the patience grown to half the best epoch (patience_growth 0.5)
+    assert len(vals) < 2000 and len(vals) == best + max(5, round(0.5 * best))
     assert res.metrics["val"]["bce"] == pytest.approx(vals[best - 1], abs=1e-5)  # best parameters restored
 
 
@@ -223,10 +224,15 @@ def test_l1_form_is_checked_and_recorded(small_set):
 
 def test_on_epoch_reports_where_early_stopping_stands(small_set):
     seen = []
-    res = fit(small_set.data, FitConfig(dims=2, lr=0.05, patience=5, max_epochs=500), on_epoch=seen.append)
+    cfg = FitConfig(dims=2, lr=0.05, patience=5, patience_growth=0.25, max_epochs=500)
+    res = fit(small_set.data, cfg, on_epoch=seen.append)
+    assert res.metrics["stopped"] == "patience"
     assert [s.epoch for s in seen] == list(range(1, res.metrics["epochs"] + 1))
-    assert all(s.patience == 5 and s.max_epochs == 500 and s.monitored == "val" for s in seen)
-    assert all(s.patience_left == 5 - (s.epoch - s.best_epoch) for s in seen)
+    # the patience in force: max(5, a quarter of the best epoch so far), so it grows as the fit goes on
+    assert all(s.patience == max(5, round(0.25 * s.best_epoch)) and s.max_epochs == 500 and s.monitored == "val"
+               for s in seen)
+    assert seen[-1].patience > 5
+    assert all(s.patience_left == s.patience - (s.epoch - s.best_epoch) for s in seen)
     assert seen[-1].patience_left == 0 and seen[-1].best_epoch == res.metrics["best_epoch"]
     vals = [h["val_bce"] for h in res.history]
     assert seen[-1].best_loss == pytest.approx(min(vals), abs=1e-5) == pytest.approx(res.metrics["val"]["bce"], abs=1e-5)
@@ -257,8 +263,8 @@ def test_refit_continues_from_the_best_epoch_on_the_validation_responses(small_s
     from irt.metrics import binary_metrics
 
     data = small_set.data
-    a = fit(data, FitConfig(dims=3))  # the default: refit "continue"
-    b = fit(data, FitConfig(dims=3, refit="none"))
+    cfg = FitConfig(dims=3, lr=0.05, patience=20)  # the default refit: "continue"
+    a, b = fit(data, cfg), fit(data, replace(cfg, refit="none"))
     # the same fit up to the best epoch: same history, and "val" is the best epoch on the held-out pairs,
     # measured before the refit
     assert a.history == b.history and a.metrics["best_epoch"] == b.metrics["best_epoch"]
@@ -294,3 +300,18 @@ def test_refit_is_skipped_where_it_would_spend_held_out_or_budgeted_time(small_s
     assert res.config.refit == "none" and res.metrics["refit"]["epochs"] == 0
     with pytest.raises(ValueError, match="refit"):
         fit(data, FitConfig(dims=2, refit="scratch"))
+
+
+def test_patience_grows_with_the_best_epoch(small_set):
+    """patience(t*) = max(patience, round(patience_growth * t*)): the fit waits longer the further it has got."""
+    cfg = FitConfig(dims=3, lr=0.05, patience=5, max_epochs=2000, refit="none")
+    grown = fit(small_set.data, replace(cfg, patience_growth=1.0))
+    fixed = fit(small_set.data, replace(cfg, patience_growth=0.0))
+    b_fixed = fixed.metrics["best_epoch"]
+    assert len(fixed.history) == b_fixed + 5
+    b = grown.metrics["best_epoch"]
+    assert b >= b_fixed and b > 5 and len(grown.history) == 2 * b  # waited t* epochs after the best t*
+    assert grown.history[: len(fixed.history)] == fixed.history  # the same fit until the fixed one stopped
+    assert FitConfig().resolved().patience_growth == 0.5 and FitConfig(batch_size=512).resolved().patience_growth == 0.0
+    with pytest.raises(ValueError, match="patience_growth"):
+        fit(small_set.data, replace(cfg, patience_growth=-1.0))
