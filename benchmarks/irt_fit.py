@@ -15,6 +15,8 @@ stopping from them (10% of pairs, as ``python -m irt fit`` does). Rows, all meas
   responses, lr 0.02, L1 1e-5 averaged over the responses, small random start, early stopping on
   the validation BCE with patience 50;
 * ``fit`` as shipped (``FitConfig()`` defaults);
+* ``fit`` with ``patience_growth=0, refit="none"``: the defaults before the last round of issue 10 (a fixed
+  patience of 100 epochs, and the best epoch as it is, without continuing on the validation responses);
 * ``fit`` with ``l1="paper"`` (the paper's L1, summed over the batch instead of averaged);
 * with ``--minibatch``: the paper's batch-512 loop (``batch_size=512``), minutes at paper scale.
 
@@ -215,7 +217,11 @@ def run_seed(world_name: str, seed: int, args: argparse.Namespace) -> dict[str, 
         ),
     )
     shipped = FitConfig(seed=seed, device=args.device)
-    runs = [("fit, shipped defaults", shipped), ('fit, l1="paper"', replace(shipped, l1="paper"))]
+    runs = [
+        ("fit, shipped defaults", shipped),
+        ("fit, fixed patience, no refit", replace(shipped, refit="none", patience_growth=0.0)),
+        ('fit, l1="paper"', replace(shipped, l1="paper")),
+    ]
     if args.minibatch:
         runs.append(
             ("fit, batch 512 (paper)", replace(shipped, batch_size=512, max_seconds=args.minibatch_seconds))

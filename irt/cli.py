@@ -21,7 +21,7 @@ from .data import (
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries
 from .io import load_fit, save_fit, write_jsonl
 from .models import MODELS
-from .train import L1_FORMS, EpochStatus, FitConfig, fit
+from .train import L1_FORMS, REFIT_FORMS, EpochStatus, FitConfig, fit
 
 
 def _cache(args: argparse.Namespace) -> str | bool:
@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--device", default="cpu")
     f.add_argument("--epochs", type=int, default=None, help="maximum epochs (default 3000 full-batch, 100 mini-batch)")
-    f.add_argument("--patience", type=int, default=None)
+    f.add_argument("--patience", type=int, default=None, help="epochs without improvement (default 100 full batch, 3 mini-batch)")
+    f.add_argument("--patience-growth", type=float, default=None,
+                   help="patience at least this times the best epoch so far (default 0.5 full batch, 0 mini-batch)")
     f.add_argument("--batch-size", type=int, default=None, help="default: full batch")
     f.add_argument("--lr", type=float, default=0.005)
     f.add_argument("--temperature", type=float, default=1.0)
@@ -73,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="L2 on W_R, W_D (not in the paper; default 3e-4 full batch, 0 mini-batch; 0 = the paper)")
     f.add_argument("--input-scaling", choices=["rms", "none"], default=None,
                    help="caimira: scale centred embeddings to unit RMS (default full batch) or not (default mini-batch)")
+    f.add_argument("--refit", choices=list(REFIT_FORMS), default=None,
+                   help="after early stopping, continue from the best epoch on all responses, the fit's own "
+                   "validation split included, for best_epoch * n_val / n_train epochs (continue; the default "
+                   "full batch) or keep the best epoch as it is (none; the default with mini-batches)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
     f.add_argument("--threads", type=int, default=None, help="torch CPU threads for the fit (small fits: 1 is best)")
     f.add_argument("--no-progress", action="store_true")
@@ -123,12 +129,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lambda_difficulty=args.lambda_difficulty,
         l1=args.l1,
         lambda_weights=args.lambda_weights,
+        refit=args.refit,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
         threads=args.threads,
         batch_size=args.batch_size,
         max_epochs=args.epochs,
         patience=args.patience,
+        patience_growth=args.patience_growth,
         val_fraction=0.0 if args.val_responses else args.val_fraction,
         val_group=args.val_group,
         seed=args.seed,
@@ -159,7 +167,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     save_fit(result, args.out, agents=data.agents)
     m = result.metrics
     summary: dict[str, Any] = {"model": m["model"], "dims": m["dims"], "seconds": m["seconds"], "epochs": m["epochs"],
-                              "l1": m["l1"]}
+                              "l1": m["l1"], "refit_epochs": (m.get("refit") or {}).get("epochs", 0)}
     if m["val"]:
         summary.update({f"val_{k}": m["val"][k] for k in ("accuracy", "bce", "auc")})
     _log(json.dumps(summary))
