@@ -81,8 +81,15 @@ def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[
 
 def players_seen(*, player_ids: list[int], now: datetime) -> None:
     """Presence is a lease: each process marks the players it holds sockets for, every few seconds."""
-    if player_ids:
-        Player.objects.filter(pk__in=player_ids).update(last_seen=now)
+    if not player_ids:
+        return
+    with transaction.atomic():
+        # Rows a leader's group commit holds (a ruling's score, a join) are skipped, not waited for: a
+        # missed mark is made good by the next beat, long before the presence lease runs out, and one
+        # statement that locked rows in its own order while waiting could deadlock with that batch.
+        free = list(Player.objects.select_for_update(skip_locked=True).filter(pk__in=player_ids)
+                    .order_by("pk").values_list("pk", flat=True))
+        Player.objects.filter(pk__in=free).update(last_seen=now)
 
 
 def players_online(*, room: Room, since: datetime) -> set[int]:

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connection
 
 from quizsite.agents.models import Agent
 from quizsite.agents.services import agent_get_or_create_guests
@@ -141,3 +142,25 @@ async def test_each_hello_lists_every_player_as_they_are_now(tossup_set):
     assert players["Ann"]["id"] == hello_a["player_id"]
     assert players["Ann"]["score"] == -5 and players["Bob"]["score"] == 0
     assert set(players["Ann"]) == {"id", "name", "score", "bot", "online"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="row locks are real on PostgreSQL only (tests/e2e/test_postgres_play.py runs this file there)")
+async def test_presence_marks_skip_player_rows_that_a_group_commit_holds():
+    import psycopg
+    from django.utils import timezone
+
+    from quizsite.play import leases
+
+    room, held = await _room_with_player()
+    other = await database_sync_to_async(
+        lambda: Player.objects.create(room=room, agent=Agent.objects.create(kind=Agent.Kind.HUMAN, name="b"), name="b")
+    )()
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]) as lock:
+        lock.execute("SELECT id FROM play_player WHERE id = %s FOR UPDATE", [held.pk])  # a batch mid-commit
+        now = timezone.now()
+        await asyncio.wait_for(database_sync_to_async(leases.players_seen)(player_ids=[held.pk, other.pk], now=now), 5)
+        lock.rollback()
+    seen = await database_sync_to_async(lambda: dict(Player.objects.values_list("pk", "last_seen")))()
+    assert seen[other.pk] == now and seen[held.pk] != now
