@@ -100,7 +100,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
         self.refused: deque[float] = deque()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         await self.accept()
-        refusal = self.hub.register(self)
+        refusal = self.hub.register(self) or await self.hub.admit(self)
         if refusal:
             await self._error("too_many_connections", refusal)
             await self.close(code=CLOSE_TOO_MANY)

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from . import leases
 from .actor import RoomActor
+from .caps import SharedCaps, ip_field, session_field
 from .leases import PRESENCE_TTL
 from .messages import Event
 from .models import Room
@@ -128,6 +129,7 @@ class Hub:
         self.last_beat = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.writer = GroupWriter()  # every room's transitions and joins, committed in batches (play/writer.py)
+        self.caps: SharedCaps | None = None  # connection caps across processes (play/caps.py), with Redis
 
     # --- life cycle ---------------------------------------------------------------------------------
 
@@ -137,6 +139,10 @@ class Hub:
                 return
             self.channel = await self.layer.new_channel()
             loop = asyncio.get_running_loop()
+            if not self.local_only and settings.REDIS_URL:
+                prefix = settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "thinkalike")
+                self.caps = SharedCaps(settings.REDIS_URL, prefix, self.channel)
+                self.caps.start()
             self.tasks = [loop.create_task(self._receive_loop(), name="play-hub-receive"),
                           loop.create_task(self._watch_loop(), name="play-hub-watch")]
 
@@ -145,6 +151,8 @@ class Hub:
             await actor.stop()
         for task in self.tasks:
             task.cancel()
+        if self.caps is not None:
+            await self.caps.close()
 
     # --- sockets ------------------------------------------------------------------------------------
 
@@ -158,6 +166,24 @@ class Hub:
         self.per_ip[conn.ip] += 1
         if conn.session_key:
             self.per_session[conn.session_key] += 1
+        if self.caps is not None:
+            self.caps.count(ip_field(conn.ip), 1)
+            if conn.session_key:
+                self.caps.count(session_field(conn.session_key), 1)
+        return ""
+
+    async def admit(self, conn: Conn) -> str:
+        """After `register`: refuse the socket if, with the other processes' sockets of the same address
+        or session, the client is over its cap (with Redis; one process has only its own)."""
+        await self.start()
+        if self.caps is None:
+            return ""
+        fields = [ip_field(conn.ip)] + ([session_field(conn.session_key)] if conn.session_key else [])
+        others = await self.caps.others(fields)
+        if self.per_ip[conn.ip] + others[0] > settings.PLAY_MAX_CONN_PER_IP:
+            return "too many connections from your address"
+        if conn.session_key and self.per_session[conn.session_key] + others[1] > settings.PLAY_MAX_CONN_PER_SESSION:
+            return "too many connections from this browser"
         return ""
 
     def unregister(self, conn: Conn) -> None:
@@ -165,6 +191,10 @@ class Hub:
         if self.conns.pop(conn.conn_id, None) is None:
             return
         self.per_ip[conn.ip] -= 1
+        if self.caps is not None:
+            self.caps.count(ip_field(conn.ip), -1)
+            if conn.session_key:
+                self.caps.count(session_field(conn.session_key), -1)
         if self.per_ip[conn.ip] <= 0:
             del self.per_ip[conn.ip]
             self.ip_buckets.pop(conn.ip, None)
