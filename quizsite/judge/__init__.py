@@ -75,7 +75,7 @@ from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.3"
+JUDGE_VERSION = "1.4"
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,12 @@ RULES = {
     "surname": "a person's surname alone",
     "missing_number": "all but the line's number (Elizabeth for Elizabeth I): which one? prompt",
     "partial": "part of the required answer: prompt",
+    "other_word": "another word in place of the line's unmarked one (Theo van Gogh, Schrödinger's cat)",
+    "inserted_word": "a word inside the required words that names another thing (Super Mario Galaxy Movie)",
+    "new_place": "'New' before a place names another place (New Carthage for Carthage)",
+    "middle_name": "a listed full name without its middle name (Robert Zimmerman)",
+    "initialism_part": "initials for a run of an alternative's words (ICAO spelling alphabet)",
+    "gerund": "the -ing form of the verb a process noun derives from (fermenting for fermentation)",
     "no_match": "no acceptable alternative matched",
     # set by callers, not by judge(): the live game's limits
     "timeout": "no answer before the timer ran out",
@@ -331,6 +337,10 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None and _wrong_realm(tokens, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_realm")
+    if best_accept is not None:
+        other = _other_word(tokens, best_accept[3].used, best_accept[2], line, line_words, initials, raw)
+        if other:
+            return _ruling("reject", None, best_accept[1], other)
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
     if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
@@ -382,6 +392,8 @@ def _decide(
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
+        if e.person_like and _middle_left_out(e, c):
+            return _ruling("accept", e, c.score, "middle_name")  # "Robert Zimmerman" for Robert Allen Zimmerman
         if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
             return _ruling("accept", e, c.score, "surname")  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
@@ -398,6 +410,15 @@ def _decide(
         for e in accepts:
             if len(e.core) == 1 and len(content) == 1 and _word_forms(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
+
+    # a process noun's gerund ("fermenting" for "fermentation"): the verb's -ing form names the
+    # same process, as "accept word forms" would allow, for common nouns only (not "Reforming")
+    content = [t for t in tokens if t not in _IGNORABLE]
+    if len(content) == 1 and content[0].endswith("ing") and not line.word_forms:
+        for e in accepts:
+            if len(e.core) == 1 and e.core[0].endswith(_PROCESS_ENDINGS) and e.core[0] in e.text:
+                if _word_forms(e.core[0], content[0]):
+                    return _ruling("accept", e, best_similarity(e.core, tokens), "gerund")
 
     # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
     # the question has set the century, as rulings_moderator.jsonl's moderators rule it; a
@@ -573,3 +594,102 @@ def _best_full(
         if c.complete and (best is None or (c.count, c.score) > best[:2]):
             best = (c.count, c.score, e, c)
     return best
+
+
+# Forms of address before a name that say nothing of who is meant ("Madame Curie"), English and
+# French, as DESCRIPTORS in answerline for titles of office.
+_HONORIFICS = frozenset("madame madam mme monsieur mr mister lord lady dame mademoiselle".split())
+_POSSESSIVE_S = re.compile(r"\w['’]s\b")
+# Endings of nouns that name a process or act made from a verb (fermentation, impeachment).
+_PROCESS_ENDINGS = ("ation", "ition", "ion", "ment")
+
+
+def _slot_match(expected: str, got: str) -> bool:
+    """Does ``got`` stand for the line's word ``expected`` (a spelling, a nickname, an initial)?"""
+    if token_match(expected, got):
+        return True
+    if len(expected) == 1 or len(got) == 1:
+        return expected[:1] == got[:1]
+    return expected.isalpha() and got.isalpha() and compatible_names(expected, got)
+
+
+def _other_word(
+    tokens: tuple[str, ...],
+    used: set[int],
+    entry: Entry,
+    line: AnswerLine,
+    line_words: frozenset[str],
+    initials: frozenset[str],
+    raw: str = "",
+) -> str:
+    """The rule name where the answer says something other than the line around its required words,
+    else "". A moderator takes the required part alone, but not with another word put in the
+    place of the line's own: "Theo van Gogh" on "Vincent {van Gogh}" (his brother),
+    "Schrödinger's cat" on "{Schrödinger} equation", "Cleopatra Selene" on "{Cleopatra} VII",
+    "Augustine of Canterbury" on "{Augustine} of Hippo" (other_word); a word inside the required
+    ones that the line does not have ("The Super Mario Galaxy Movie" on "The Mario Movie";
+    inserted_word: a middle given name or an initial is not one); "New" before the whole answer
+    (New Carthage, New England: another place; new_place)."""
+    if not used:
+        return ""
+    first, last = min(used), max(used)
+    rephrased = "of" in tokens[first:last]  # "special theory of relativity": the same thing reworded
+    for j in range(first + 1, last) if not rephrased else ():
+        t = tokens[j]
+        if (
+            j not in used
+            and len(t) > 1
+            and t.isalpha()
+            and t not in line_words
+            and t not in _IGNORABLE
+            and t not in GIVEN_NAMES_FOLDED
+            and t not in initials
+            and not any(len(w) >= 3 and t.startswith(w) for w in line_words)  # "Brothers" for "Bros."
+        ):
+            return "inserted_word"
+    if first > 0 and tokens[first - 1] == "new" and "new" not in line_words:
+        return "new_place"
+    core = entry.core
+    if not core or core[0] not in entry.full or core[-1] not in entry.full:
+        return ""
+    lo = entry.full.index(core[0])
+    hi = len(entry.full) - 1 - entry.full[::-1].index(core[-1])
+    sides = ((entry.full[:lo], tokens[:first]), (entry.full[hi + 1 :], tokens[last + 1 :]))
+    defer_given = bool(line.first_names)  # _wrong_name has judged given names against the line's
+    line_initials = {w[0] for w in line_words}
+    possessive = _POSSESSIVE_S.search(raw) is not None
+    for side, (line_side, given_side) in enumerate(sides):
+        if given_side and given_side[0] in ("of", "by"):
+            if given_side[0] not in line_side:
+                continue  # a place or a creator the line does not give: other rules judge those
+            line_side = line_side[line_side.index(given_side[0]) + 1 :]
+            given_side = given_side[1:]
+        elif side == 1 and not possessive and not any(w[:1].isdigit() for w in line_side):
+            # another noun after the name may be the same thing's other name ("Fibonacci numbers",
+            # "Apollo program"); "Schrödinger's cat" names a thing of his, and a name's number
+            # ("Cleopatra VII") is not replaced by a word that means the same
+            continue
+        missing = [w for w in line_side if w not in _IGNORABLE and not any(_slot_match(w, t) for t in tokens)]
+        if not missing:
+            continue
+        others = [
+            t
+            for t in given_side
+            if t.isalpha()
+            and t not in _IGNORABLE
+            and t not in line_words
+            and t not in EPITHETS
+            and t not in _HONORIFICS
+            and not (defer_given and t in GIVEN_NAMES_FOLDED)
+            and not (t in initials and all(ch in line_initials for ch in t))  # "W. B. Yeats"
+        ]
+        if others and not any(_slot_match(w, t) for w in missing for t in others):
+            return "other_word"
+    return ""
+
+
+def _middle_left_out(entry: Entry, c: Cover) -> bool:
+    """Is the answer a person's listed full name without its middle names ("Robert Zimmerman" for
+    "Robert Allen Zimmerman")? The given name and the surname say who is meant."""
+    m = c.matched
+    return len(m) >= 3 and m[0] and m[-1] and not all(m[1:-1])
