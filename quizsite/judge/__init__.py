@@ -200,7 +200,45 @@ def judge_strict(
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
-    return _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
+    ruling = _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
+    if ruling.verdict != "accept" and " " in given.strip() and _CAPS.search(given):
+        spelled = _spell_out(given, _active(line.accepts, question_text, word_index))
+        if spelled is not None:
+            again = _decide(line, spelled, question_text, word_index, initials, split=True, raw=given)
+            if again.verdict == "accept":
+                return Ruling("accept", "", again.score, again.matched, "initialism_part")
+    return ruling
+
+
+# A word written in capitals, as initials are ("ICAO spelling alphabet", "the UN Security Council").
+_CAPS = re.compile(r"\b[A-Z]{2,6}\b")
+
+
+def _spell_out(given: str, accepts: tuple[Entry, ...]) -> tuple[str, ...] | None:
+    """The answer's words with its initials written out as the run of an alternative's words they
+    stand for ("ICAO spelling alphabet" for "International Civil Aviation Organization Spelling
+    Alphabet"), or None. Initials of a whole alternative are handled before (rule initialism);
+    here they stand for a part, as moderators take "UN Security Council"."""
+    tokens = list(normalize(given))
+    changed = False
+    for m in _CAPS.finditer(given):
+        letters = m.group(0).lower()
+        if letters not in tokens:
+            continue
+        for e in accepts:
+            content = [t for t in e.full if t not in STOPWORDS]
+            n = len(letters)
+            run = next(
+                (content[i : i + n] for i in range(len(content) - n + 1)
+                 if "".join(t[0] for t in content[i : i + n]) == letters),
+                None,
+            )
+            if run is not None and letters not in e.words:
+                i = tokens.index(letters)
+                tokens[i : i + 1] = run
+                changed = True
+                break
+    return tuple(tokens) if changed else None
 
 
 def _squeezed(given: str) -> str:
@@ -327,8 +365,10 @@ def _decide(
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None:
         rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
-        if not within(rest, prompt_words | line_words, _IGNORABLE) and not _full_name_of(
-            tokens, best_prompt[3].used, best_prompt[2], line_words
+        if (
+            not within(rest, prompt_words | line_words, _IGNORABLE)
+            and not _full_name_of(tokens, best_prompt[3].used, best_prompt[2], line_words)
+            and not _common_words(tokens, best_prompt[3].used, prompt_words | line_words, raw)
         ):
             best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
@@ -461,6 +501,27 @@ def _full_name_of(tokens: tuple[str, ...], used: set[int], entry: Entry, line_wo
     return bool(rest) and all(j < first for j in rest) and tokens[rest[0]] in GIVEN_NAMES_FOLDED
 
 
+def _common_words(tokens: tuple[str, ...], used: set[int], words: frozenset[str], raw: str) -> bool:
+    """Are the answer's words outside a prompt entry common nouns that only say more of the same
+    thing ("Newton's laws of motion", "a Sputnik satellite" on a line prompting on Newton's laws,
+    Sputnik)? Written in lower case beside a capitalised name, with no number or given name among
+    them ("Henry VII" is not a vaguer "Henry VIII", "Roosevelt Island" not a vaguer Roosevelt),
+    and none inside the entry's words ("Fermat's little theorem" is another theorem). An answer
+    in lower case throughout says nothing of which words are names: no."""
+    if not raw or raw.islower() or not used:
+        return False
+    first, last = min(used), max(used)
+    if any(j not in used and tokens[j] not in _IGNORABLE for j in range(first, last)):
+        return False
+    rest = [t for j, t in enumerate(tokens) if j not in used]
+    lower = set(raw.split())
+    extra = [t for t in rest if t not in words and t not in _IGNORABLE]
+    return bool(extra) and all(
+        t.isalpha() and t not in GIVEN_NAMES_FOLDED and any(w.casefold().startswith(t) and w.islower() for w in lower)
+        for t in extra
+    )
+
+
 def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:
     """Is the answer the line's name without its number, where a moderator asks "which one?", on
     a marked line too: a ruler's name without the regnal number ("Elizabeth" for Elizabeth I), a
@@ -578,11 +639,24 @@ def _wrong_name(
         if j in used or g in line_words or g in _IGNORABLE:
             continue
         if g in GIVEN_NAMES_FOLDED:
-            if not any(compatible_names(g, w) for w in line.first_names):
+            if not any(compatible_names(g, w) for w in line.first_names) and not _middle_name(
+                tokens, j, used, line.first_names
+            ):
                 return True
         elif g in initials and not all(ch in line_initials for ch in g):
             return True  # initials of someone else
     return False
+
+
+def _middle_name(tokens: tuple[str, ...], j: int, used: set[int], first_names: frozenset[str]) -> bool:
+    """Is the given name at ``j`` a middle name: after the line's own given name, before the
+    surname ("Charles Robert Darwin" for Charles Darwin)? A full name with the middle name added
+    is the same person; one in place of the line's given name is not ("Erasmus Darwin")."""
+    if j == 0 or j > max(used, default=-1):
+        return False
+    return any(
+        i in used and any(compatible_names(tokens[i], w) for w in first_names) for i in range(j)
+    )
 
 
 def _best_full(
@@ -654,7 +728,10 @@ def _other_word(
         return ""
     lo = entry.full.index(core[0])
     hi = len(entry.full) - 1 - entry.full[::-1].index(core[-1])
-    sides = ((entry.full[:lo], tokens[:first]), (entry.full[hi + 1 :], tokens[last + 1 :]))
+    # a word joined by a hyphen before the name is a double surname ("Sklodowska-Curie" for Marie
+    # Curie): wrong_compound judges those
+    before = tokens[: first - 1] if "-" in raw else tokens[:first]
+    sides = ((entry.full[:lo], before), (entry.full[hi + 1 :], tokens[last + 1 :]))
     defer_given = bool(line.first_names)  # _wrong_name has judged given names against the line's
     line_initials = {w[0] for w in line_words}
     possessive = _POSSESSIVE_S.search(raw) is not None

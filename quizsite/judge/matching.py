@@ -101,7 +101,9 @@ def _transposed(a: str, b: str) -> bool:
 
 def _one_indel(a: str, b: str) -> bool:
     """One letter more or less inside the word (entrophy, Decartes, Waterlo), never the first
-    (Russia is not Prussia) and at the end only a doubled letter (Korea is not Korean)."""
+    (Russia is not Prussia) and at the end only a doubled letter (Korea is not Korean) or an "h"
+    after a vowel: a final -ah is -a in the romanisation of Arabic and Hebrew ta marbuta and he
+    (Makkah / Makka, Hanukkah / Hanukka; Wikipedia, "Romanization of Arabic"), silent in English."""
     if abs(len(a) - len(b)) != 1 or a[0] != b[0]:
         return False
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
@@ -109,6 +111,8 @@ def _one_indel(a: str, b: str) -> bool:
     for i in range(1, len(longer)):
         if longer[:i] + longer[i + 1 :] == shorter:
             if i < last or longer[last] == longer[last - 1]:
+                return True
+            if longer[last] == "h" and longer[last - 1] in _VOWELS:
                 return True
     return False
 
