@@ -188,13 +188,20 @@ _SOFT_C = re.compile(r"c(?!h)")
 _SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$|eff$")
 _SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov", "eff": "ev"}
 _DOUBLE = re.compile(r"(.)\1+")
+# Russian ё after a consonant is romanised "yo" or "e" (Fyodor / Fedor, Vishnyovy / Vishnevy; the
+# Wikipedia table "Romanization of Russian", ё: yo, e, io); not after k (Kyoto, Tokyo are Japanese).
+_YO = re.compile(r"(?<=[bcdfghjlmnprstvwz])yo")
 
 
 def phonetic(word: str) -> str:
     """A crude sound key: spellings that read alike (Perikles/Pericles, Tchaikovski/-y, Strawinsky,
     Fibonnaci) meet; vowels are kept, so Monet and Manet still differ."""
+    if "yo" in word:
+        word = _YO.sub("e", word)  # Russian ё: Pyotr / Petr, Gorbachyov / Gorbachev
     for a, b in _PH:
         word = word.replace(a, b)
+    if word.endswith("ii"):
+        word = word[:-1]  # Russian -ый / -ий: -y, -yi, -iy (Vishnevyi, Vishnevy)
     word = _SOFT_C.sub("k", word)
     if "kh" in word or "tch" in word or word.endswith(("ij", "off", "eff")):
         word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)
