@@ -67,6 +67,7 @@ from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 from .qualifiers import (
     creator_contradicted,
     prefix_apart,
+    title_around,
     title_containing,
     wrong_compound,
     year_contradicted,
@@ -134,6 +135,7 @@ RULES = {
     "partial": "part of the required answer: prompt",
     "other_word": "another word in place of the line's unmarked one (Theo van Gogh, Schrödinger's cat)",
     "inserted_word": "a word inside the required words that names another thing (Super Mario Galaxy Movie)",
+    "title_around": "a longer title around the line's (The Disintegration of the Persistence of Memory)",
     "new_place": "'New' before a place names another place (New Carthage for Carthage)",
     "middle_name": "a listed full name without its middle name (Robert Zimmerman)",
     "initialism_part": "initials for a run of an alternative's words (ICAO spelling alphabet)",
@@ -394,6 +396,8 @@ def _decide(
             return _ruling("reject", None, score, "wrong_compound")
         if title_containing(raw, e.text, e.core):
             return _ruling("reject", None, score, "title_of_work")
+        if title_around(raw, e.text):
+            return _ruling("reject", None, score, "title_around")
         if qt and year_contradicted(
             [t for j, t in enumerate(tokens) if j not in c.used], any(t[:1].isdigit() for t in e.full), qt
         ):
