@@ -221,12 +221,9 @@ def _spell_out(given: str, accepts: tuple[Entry, ...]) -> tuple[str, ...] | None
     stand for ("ICAO spelling alphabet" for "International Civil Aviation Organization Spelling
     Alphabet"), or None. Initials of a whole alternative are handled before (rule initialism);
     here they stand for a part, as moderators take "UN Security Council"."""
-    tokens = list(normalize(given))
-    changed = False
-    for m in _CAPS.finditer(given):
+    text, changed = given, False
+    for m in reversed(list(_CAPS.finditer(given))):
         letters = m.group(0).lower()
-        if letters not in tokens:
-            continue
         for e in accepts:
             content = [t for t in e.full if t not in STOPWORDS]
             n = len(letters)
@@ -236,11 +233,10 @@ def _spell_out(given: str, accepts: tuple[Entry, ...]) -> tuple[str, ...] | None
                 None,
             )
             if run is not None and letters not in e.words:
-                i = tokens.index(letters)
-                tokens[i : i + 1] = run
+                text = text[: m.start()] + " ".join(run) + text[m.end() :]
                 changed = True
                 break
-    return tuple(tokens) if changed else None
+    return normalize(text) if changed else None
 
 
 def _squeezed(given: str) -> str:
@@ -706,13 +702,15 @@ def _other_word(
     "Schrödinger's cat" on "{Schrödinger} equation", "Cleopatra Selene" on "{Cleopatra} VII",
     "Augustine of Canterbury" on "{Augustine} of Hippo" (other_word); a word inside the required
     ones that the line does not have ("The Super Mario Galaxy Movie" on "The Mario Movie";
-    inserted_word: a middle given name or an initial is not one); "New" before the whole answer
+    inserted_word: not in a person's name, whose middle names may be any word); "New" before the whole answer
     (New Carthage, New England: another place; new_place)."""
     if not used:
         return ""
     first, last = min(used), max(used)
     rephrased = "of" in tokens[first:last]  # "special theory of relativity": the same thing reworded
-    for j in range(first + 1, last) if not rephrased else ():
+    # a person's middle names may be any word ("Edgar Allan Poe", "Mary Wollstonecraft Shelley")
+    person = entry.person_like or bool(line.first_names)
+    for j in range(first + 1, last) if not (rephrased or person) else ():
         t = tokens[j]
         if (
             j not in used
