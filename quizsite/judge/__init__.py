@@ -21,17 +21,27 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
    "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
    it adds a year the question contradicts (see qualifiers), or it puts a regnal name in another
-   realm ("Alexander III of Russia" for "Alexander III of Macedon");
+   realm ("Alexander III of Russia" for "Alexander III of Macedon"); since 1.4 also where it puts
+   another word in the place of the line's unmarked one ("Theo van Gogh" for "Vincent {van
+   Gogh}", "Schrödinger's cat" for "{Schrödinger} equation"), inserts a word inside the required
+   ones of a thing that is not a person ("The Super Mario Galaxy Movie"), puts "New" before a
+   place ("New Carthage") or builds a longer title around the line's ("The Return of the Pink
+   Panther"); a prompt entry with common nouns after it ("Newton's laws of motion") is prompted;
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
    partial answer", or where the answer is the line's name without its number (a ruler's
    "Elizabeth" for Elizabeth I, a series in the plural: "Punic Wars" for Second Punic War),
-   which a moderator prompts with "which one?". (An unmarked line never requires its generic
+   which a moderator prompts with "which one?". A listed full name without its middle name
+   ("Samuel Clemens" for Samuel Langhorne Clemens) is accepted (1.4). (An unmarked line never requires its generic
    head, title or suffix: "Waterloo" for "Battle of Waterloo" and "John Paul II" for "Pope John
    Paul II" are whole answers in 4.)
-7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
-   otherwise reject.
+7. where the line says "accept word forms", a derived form of a one-word answer -> accept; the
+   -ing form of the verb a common process noun derives from ("distilling" for distillation) is
+   accepted without it (1.4); otherwise reject.
+
+After all this, an answer that is not accepted but writes initials for a run of an alternative's
+words ("UN Security Council", "ICAO spelling alphabet") is judged again with them spelled out.
 
 Every ruling names the rule that decided it (``Ruling.rule``, one of :data:`RULES`), stored with
 live and annotation rulings and shown on the ruling report page.
@@ -228,8 +238,11 @@ def _spell_out(given: str, accepts: tuple[Entry, ...]) -> tuple[str, ...] | None
             content = [t for t in e.full if t not in STOPWORDS]
             n = len(letters)
             run = next(
-                (content[i : i + n] for i in range(len(content) - n + 1)
-                 if "".join(t[0] for t in content[i : i + n]) == letters),
+                (
+                    content[i : i + n]
+                    for i in range(len(content) - n + 1)
+                    if "".join(t[0] for t in content[i : i + n]) == letters
+                ),
                 None,
             )
             if run is not None and letters not in e.words:
@@ -432,8 +445,8 @@ def _decide(
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
-        if e.person_like and _middle_left_out(e, c):
-            return _ruling("accept", e, c.score, "middle_name")  # "Robert Zimmerman" for Robert Allen Zimmerman
+        if e.person_like and _middle_left_out(e, c):  # "Samuel Clemens" for Samuel Langhorne Clemens
+            return _ruling("accept", e, c.score, "middle_name")
         if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
             return _ruling("accept", e, c.score, "surname")  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
@@ -517,7 +530,9 @@ def _common_words(tokens: tuple[str, ...], used: set[int], words: frozenset[str]
     lower = set(raw.split())
     extra = [t for t in rest if t not in words and t not in _IGNORABLE]
     return bool(extra) and all(
-        t.isalpha() and t not in GIVEN_NAMES_FOLDED and any(w.casefold().startswith(t) and w.islower() for w in lower)
+        t.isalpha()
+        and t not in GIVEN_NAMES_FOLDED
+        and any(w.casefold().startswith(t) and w.islower() for w in lower)
         for t in extra
     )
 
@@ -654,9 +669,7 @@ def _middle_name(tokens: tuple[str, ...], j: int, used: set[int], first_names: f
     is the same person; one in place of the line's given name is not ("Erasmus Darwin")."""
     if j == 0 or j > max(used, default=-1):
         return False
-    return any(
-        i in used and any(compatible_names(tokens[i], w) for w in first_names) for i in range(j)
-    )
+    return any(i in used and any(compatible_names(tokens[i], w) for w in first_names) for i in range(j))
 
 
 def _best_full(

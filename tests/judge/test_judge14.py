@@ -66,7 +66,11 @@ GERUND = [
 # A prompt entry with common nouns added after it is still that prompt.
 PROMPT_MORE = [
     ("<b><u>Voyager 1</u></b> [prompt on Voyager]", "the Voyager probe", "prompt"),
-    ("<b><u>Kepler's third law</u></b> [prompt on Kepler's laws]", "Kepler's laws of planetary motion", "prompt"),
+    (
+        "<b><u>Kepler's third law</u></b> [prompt on Kepler's laws]",
+        "Kepler's laws of planetary motion",
+        "prompt",
+    ),
     ("<b><u>Voyager 1</u></b> [prompt on Voyager]", "Voyager 2", "reject"),  # guard: a number
 ]
 
@@ -127,6 +131,9 @@ def test_new_rules_are_named() -> None:
     assert judge("<b><u>Great Wall</u></b> of China", "Great Green Wall").rule == "inserted_word"
     assert judge("<b><u>Amsterdam</u></b>", "New Amsterdam").rule == "new_place"
     assert judge("Mark Twain [or Samuel Langhorne Clemens]", "Samuel Clemens").rule == "middle_name"
-    assert judge("<b><u>United Nations Security Council</u></b>", "UN Security Council").rule == "initialism_part"
+    assert (
+        judge("<b><u>United Nations Security Council</u></b>", "UN Security Council").rule
+        == "initialism_part"
+    )
     assert judge("<b><u>excavation</u></b>", "excavating").rule == "gerund"
     assert judge("<b><u>The Pink Panther</u></b>", "The Return of the Pink Panther").rule == "title_around"
