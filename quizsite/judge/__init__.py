@@ -61,6 +61,7 @@ from .answerline import (
     AnswerLine,
     Entry,
     parse_answerline,
+    qualifier_only,
 )
 from .matching import (
     Cover,
@@ -686,6 +687,11 @@ def _best_full(
 # Forms of address before a name that say nothing of who is meant ("Madame Curie"), English and
 # French, as DESCRIPTORS in answerline for titles of office.
 _HONORIFICS = frozenset("madame madam mme monsieur mr mister lord lady dame mademoiselle".split())
+# Nouns for a named statement of science, which lines and players use for one another ("Pascal's
+# law" / "Pascal's principle", "Boyle's law" / "Boyle's rule"): a hand list, as no library here
+# holds synonyms; the words are those of Wikipedia's "List of scientific laws named after people"
+# (law, principle, rule, equation, formula, relation, theorem, hypothesis, postulate).
+_STATEMENTS = frozenset("law principle rule equation formula relation theorem hypothesis postulate".split())
 _POSSESSIVE_S = re.compile(r"\w['’]s\b")
 # Endings of nouns that name a process or act made from a verb (fermentation, impeachment).
 _PROCESS_ENDINGS = ("ation", "ition", "ion", "ment")
@@ -772,9 +778,12 @@ def _other_word(
             and t not in line_words
             and t not in EPITHETS
             and t not in _HONORIFICS
+            and not qualifier_only(t)  # "the famous van Gogh": an adjective says nothing else
             and not (defer_given and t in GIVEN_NAMES_FOLDED)
             and not (t in initials and all(ch in line_initials for ch in t))  # "W. B. Yeats"
         ]
+        if set(missing) <= _STATEMENTS and set(others) <= _STATEMENTS:
+            continue  # "Pascal's law" for "Pascal's principle": one statement, named either way
         if others and not any(_slot_match(w, t) for w in missing for t in others):
             return "other_word"
     return ""

@@ -382,12 +382,13 @@ def _described_core(core: tuple[str, ...]) -> tuple[str, ...]:
     only qualify them ("dust storms on the Great Plains in the 1930s" describes the line's
     "severe dust storms ..."), where three words or more are left to say what is meant. Adjectives
     are the words lemminflect knows only as adjectives or adverbs."""
-    kept = tuple(t for t in core if not _qualifier_only(t))
+    kept = tuple(t for t in core if not qualifier_only(t))
     return kept if len(kept) >= 3 and len(kept) < len(core) else core
 
 
 @lru_cache(maxsize=4096)
-def _qualifier_only(word: str) -> bool:
+def qualifier_only(word: str) -> bool:
+    """Is the word one lemminflect knows only as an adjective or adverb (severe, famous)?"""
     pos = getAllLemmas(word)
     return bool(pos) and set(pos) <= {"ADJ", "ADV"}
 

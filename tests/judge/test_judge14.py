@@ -22,6 +22,8 @@ OTHER_WORD = [
     ("{Marshall} Plan", "Marshall Program", "accept"),  # guard: another noun, not a possessive
     ("Coco {Chanel}", "Mademoiselle Chanel", "accept"),  # guard: a form of address
     ("{Gregory} of Nyssa", "Gregory", "accept"),  # guard: the required part alone
+    ("{Avogadro}'s law", "Avogadro's principle", "accept"),  # guard: one statement, named either way
+    ("Henri {Matisse}", "the famous Matisse", "accept"),  # guard: an adjective says nothing else
 ]
 
 # A word inside the required ones that the line does not have (inserted_word).
