@@ -728,7 +728,8 @@ def _other_word(
     first, last = min(used), max(used)
     rephrased = "of" in tokens[first:last]  # "special theory of relativity": the same thing reworded
     # a person's middle names may be any word ("Edgar Allan Poe", "Mary Wollstonecraft Shelley")
-    person = entry.person_like or bool(line.first_names)
+    # ("The Mario Movie" is a title, though Mario is a given name: a name has no article)
+    person = entry.person_like or (bool(line.first_names) and _ARTICLE.match(entry.text) is None)
     for j in range(first + 1, last) if not (rephrased or person) else ():
         t = tokens[j]
         if (

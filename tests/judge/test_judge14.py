@@ -29,6 +29,7 @@ OTHER_WORD = [
 # A word inside the required ones that the line does not have (inserted_word).
 INSERTED_WORD = [
     ("<b><u>Great Wall</u></b> of China", "Great Green Wall", "reject"),
+    ("<b><u>The Hannah Montana Movie</u></b>", "The Hannah Montana Concert Movie", "reject"),  # a title
     ("<b><u>general relativity</u></b>", "general theory of relativity", "accept"),  # guard: reworded
     ("<b><u>Edgar Poe</u></b>", "Edgar Allan Poe", "accept"),  # guard: a person's middle name
 ]
