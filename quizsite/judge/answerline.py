@@ -434,7 +434,7 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
     if mode == "accept" and rest.lower().startswith("either "):
         start = text.lower().index("either", start) + len("either")
     like = _EQUIVALENTS_LIKE.match(rest) if mode == "accept" else None
-    described = bool(like) and "descript" in like.group(0).lower()
+    described = like is not None and "descript" in like.group(0).lower()
     if like:
         b.equivalents = True
         start = text.index(rest, start) + like.end()
