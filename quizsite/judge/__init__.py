@@ -21,17 +21,27 @@ Order of decision (first that applies wins), following ACF/NAQT practice:
    does not name, a hyphen joins it to a prefix or another name ("anti-Catholicism",
    "Austria-Hungary"), it is a title containing the line's common noun ("The Velveteen Rabbit"),
    it adds a year the question contradicts (see qualifiers), or it puts a regnal name in another
-   realm ("Alexander III of Russia" for "Alexander III of Macedon");
+   realm ("Alexander III of Russia" for "Alexander III of Macedon"); since 1.4 also where it puts
+   another word in the place of the line's unmarked one ("Theo van Gogh" for "Vincent {van
+   Gogh}", "Schrödinger's cat" for "{Schrödinger} equation"), inserts a word inside the required
+   ones of a thing that is not a person ("The Super Mario Galaxy Movie"), puts "New" before a
+   place ("New Carthage") or builds a longer title around the line's ("The Return of the Pink
+   Panther"); a prompt entry with common nouns after it ("Newton's laws of motion") is prompted;
 5. it contains a whole reject / prompt entry -> reject / prompt;
 6. partial answers: on an unmarked line, a person's surname -> accept; otherwise prompt, as NAQT
    does for incomplete answers; on a marked line, prompt only where the line says "prompt on
    partial answer", or where the answer is the line's name without its number (a ruler's
    "Elizabeth" for Elizabeth I, a series in the plural: "Punic Wars" for Second Punic War),
-   which a moderator prompts with "which one?". (An unmarked line never requires its generic
+   which a moderator prompts with "which one?". A listed full name without its middle name
+   ("Samuel Clemens" for Samuel Langhorne Clemens) is accepted (1.4). (An unmarked line never requires its generic
    head, title or suffix: "Waterloo" for "Battle of Waterloo" and "John Paul II" for "Pope John
    Paul II" are whole answers in 4.)
-7. where the line says "accept word forms", a derived form of a one-word answer -> accept;
-   otherwise reject.
+7. where the line says "accept word forms", a derived form of a one-word answer -> accept; the
+   -ing form of the verb a common process noun derives from ("distilling" for distillation) is
+   accepted without it (1.4); otherwise reject.
+
+After all this, an answer that is not accepted but writes initials for a run of an alternative's
+words ("UN Security Council", "ICAO spelling alphabet") is judged again with them spelled out.
 
 Every ruling names the rule that decided it (``Ruling.rule``, one of :data:`RULES`), stored with
 live and annotation rulings and shown on the ruling report page.
@@ -51,6 +61,7 @@ from .answerline import (
     AnswerLine,
     Entry,
     parse_answerline,
+    qualifier_only,
 )
 from .matching import (
     Cover,
@@ -67,6 +78,7 @@ from .normalize import MAX_GIVEN_CHARS, STOPWORDS, normalize
 from .qualifiers import (
     creator_contradicted,
     prefix_apart,
+    title_around,
     title_containing,
     wrong_compound,
     year_contradicted,
@@ -75,7 +87,7 @@ from .titles import short_titles
 
 __all__ = ["JUDGE_VERSION", "RULES", "Ruling", "judge", "judge_strict", "parse_answerline"]
 
-JUDGE_VERSION = "1.3"
+JUDGE_VERSION = "1.4"
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +144,13 @@ RULES = {
     "surname": "a person's surname alone",
     "missing_number": "all but the line's number (Elizabeth for Elizabeth I): which one? prompt",
     "partial": "part of the required answer: prompt",
+    "other_word": "another word in place of the line's unmarked one (Theo van Gogh, Schrödinger's cat)",
+    "inserted_word": "a word inside the required words that names another thing (Super Mario Galaxy Movie)",
+    "title_around": "a longer title around the line's (The Disintegration of the Persistence of Memory)",
+    "new_place": "'New' before a place names another place (New Carthage for Carthage)",
+    "middle_name": "a listed full name without its middle name (Robert Zimmerman)",
+    "initialism_part": "initials for a run of an alternative's words (ICAO spelling alphabet)",
+    "gerund": "the -ing form of the verb a process noun derives from (fermenting for fermentation)",
     "no_match": "no acceptable alternative matched",
     # set by callers, not by judge(): the live game's limits
     "timeout": "no answer before the timer ran out",
@@ -194,7 +213,44 @@ def judge_strict(
         for e in _active(line.accepts, question_text, word_index):
             if letters in e.initialisms:
                 return Ruling("accept", "", 1.0, e.text, "initialism")
-    return _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
+    ruling = _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
+    if ruling.verdict != "accept" and " " in given.strip() and _CAPS.search(given):
+        spelled = _spell_out(given, _active(line.accepts, question_text, word_index))
+        if spelled is not None:
+            again = _decide(line, spelled, question_text, word_index, initials, split=True, raw=given)
+            if again.verdict == "accept":
+                return Ruling("accept", "", again.score, again.matched, "initialism_part")
+    return ruling
+
+
+# A word written in capitals, as initials are ("ICAO spelling alphabet", "the UN Security Council").
+_CAPS = re.compile(r"\b[A-Z]{2,6}\b")
+
+
+def _spell_out(given: str, accepts: tuple[Entry, ...]) -> tuple[str, ...] | None:
+    """The answer's words with its initials written out as the run of an alternative's words they
+    stand for ("ICAO spelling alphabet" for "International Civil Aviation Organization Spelling
+    Alphabet"), or None. Initials of a whole alternative are handled before (rule initialism);
+    here they stand for a part, as moderators take "UN Security Council"."""
+    text, changed = given, False
+    for m in reversed(list(_CAPS.finditer(given))):
+        letters = m.group(0).lower()
+        for e in accepts:
+            content = [t for t in e.full if t not in STOPWORDS]
+            n = len(letters)
+            run = next(
+                (
+                    content[i : i + n]
+                    for i in range(len(content) - n + 1)
+                    if "".join(t[0] for t in content[i : i + n]) == letters
+                ),
+                None,
+            )
+            if run is not None and letters not in e.words:
+                text = text[: m.start()] + " ".join(run) + text[m.end() :]
+                changed = True
+                break
+    return normalize(text) if changed else None
 
 
 def _squeezed(given: str) -> str:
@@ -321,8 +377,10 @@ def _decide(
     prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None:
         rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
-        if not within(rest, prompt_words | line_words, _IGNORABLE) and not _full_name_of(
-            tokens, best_prompt[3].used, best_prompt[2], line_words
+        if (
+            not within(rest, prompt_words | line_words, _IGNORABLE)
+            and not _full_name_of(tokens, best_prompt[3].used, best_prompt[2], line_words)
+            and not _common_words(tokens, best_prompt[3].used, prompt_words | line_words, raw)
         ):
             best_prompt = None  # "Henry VII" is not a vaguer "Henry VIII": it says something else
     if best_accept is not None and _wrong_name(tokens, best_accept[3].used, line, line_words, initials):
@@ -331,6 +389,10 @@ def _decide(
         return _ruling("reject", None, best_accept[1], "wrong_number")
     if best_accept is not None and _wrong_realm(tokens, best_accept[2]):
         return _ruling("reject", None, best_accept[1], "wrong_realm")
+    if best_accept is not None:
+        other = _other_word(tokens, best_accept[3].used, best_accept[2], line, line_words, initials, raw)
+        if other:
+            return _ruling("reject", None, best_accept[1], other)
     if best_accept is not None and contradicts(tokens, line_words):
         return _ruling("reject", None, best_accept[1], "contradiction")
     if best_accept is not None and _wrong_creator(tokens, best_accept[3].used, best_accept[2], qt):
@@ -344,6 +406,8 @@ def _decide(
             return _ruling("reject", None, score, "wrong_compound")
         if title_containing(raw, e.text, e.core):
             return _ruling("reject", None, score, "title_of_work")
+        if title_around(raw, e.text):
+            return _ruling("reject", None, score, "title_around")
         if qt and year_contradicted(
             [t for j, t in enumerate(tokens) if j not in c.used], any(t[:1].isdigit() for t in e.full), qt
         ):
@@ -382,6 +446,8 @@ def _decide(
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
+        if e.person_like and _middle_left_out(e, c):  # "Samuel Clemens" for Samuel Langhorne Clemens
+            return _ruling("accept", e, c.score, "middle_name")
         if e.person_like and not c.matched[0] and c.matched[-1] and _is_suffix(c.matched):
             return _ruling("accept", e, c.score, "surname")  # the surname alone ("Franklin", "O'Keeffe")
         matched_words = [t for t, m in zip(e.core, c.matched, strict=True) if m]
@@ -398,6 +464,15 @@ def _decide(
         for e in accepts:
             if len(e.core) == 1 and len(content) == 1 and _word_forms(e.core[0], content[0]):
                 return _ruling("accept", e, best_similarity(e.core, tokens), "word_form")
+
+    # a process noun's gerund ("fermenting" for "fermentation"): the verb's -ing form names the
+    # same process, as "accept word forms" would allow, for common nouns only (not "Reforming")
+    content = [t for t in tokens if t not in _IGNORABLE]
+    if len(content) == 1 and content[0].endswith("ing") and not line.word_forms:
+        for e in accepts:
+            if len(e.core) == 1 and e.core[0].endswith(_PROCESS_ENDINGS) and e.core[0] in e.text:
+                if _word_forms(e.core[0], content[0]):
+                    return _ruling("accept", e, best_similarity(e.core, tokens), "gerund")
 
     # a decade without its century where the line's is not the 20th ("the nineties" for 1890s):
     # the question has set the century, as rulings_moderator.jsonl's moderators rule it; a
@@ -438,6 +513,29 @@ def _full_name_of(tokens: tuple[str, ...], used: set[int], entry: Entry, line_wo
     first = min(used)
     rest = [j for j in range(len(tokens)) if j not in used]
     return bool(rest) and all(j < first for j in rest) and tokens[rest[0]] in GIVEN_NAMES_FOLDED
+
+
+def _common_words(tokens: tuple[str, ...], used: set[int], words: frozenset[str], raw: str) -> bool:
+    """Are the answer's words outside a prompt entry common nouns that only say more of the same
+    thing ("Newton's laws of motion", "a Sputnik satellite" on a line prompting on Newton's laws,
+    Sputnik)? Written in lower case beside a capitalised name, with no number or given name among
+    them ("Henry VII" is not a vaguer "Henry VIII", "Roosevelt Island" not a vaguer Roosevelt),
+    and none inside the entry's words ("Fermat's little theorem" is another theorem). An answer
+    in lower case throughout says nothing of which words are names: no."""
+    if not raw or raw.islower() or not used:
+        return False
+    first, last = min(used), max(used)
+    if any(j not in used and tokens[j] not in _IGNORABLE for j in range(first, last)):
+        return False
+    rest = [t for j, t in enumerate(tokens) if j not in used]
+    lower = set(raw.split())
+    extra = [t for t in rest if t not in words and t not in _IGNORABLE]
+    return bool(extra) and all(
+        t.isalpha()
+        and t not in GIVEN_NAMES_FOLDED
+        and any(w.casefold().startswith(t) and w.islower() for w in lower)
+        for t in extra
+    )
 
 
 def _missing_number(entry: Entry, c: Cover, raw: str) -> bool:
@@ -557,11 +655,22 @@ def _wrong_name(
         if j in used or g in line_words or g in _IGNORABLE:
             continue
         if g in GIVEN_NAMES_FOLDED:
-            if not any(compatible_names(g, w) for w in line.first_names):
+            if not any(compatible_names(g, w) for w in line.first_names) and not _middle_name(
+                tokens, j, used, line.first_names
+            ):
                 return True
         elif g in initials and not all(ch in line_initials for ch in g):
             return True  # initials of someone else
     return False
+
+
+def _middle_name(tokens: tuple[str, ...], j: int, used: set[int], first_names: frozenset[str]) -> bool:
+    """Is the given name at ``j`` a middle name: after the line's own given name, before the
+    surname ("Charles Robert Darwin" for Charles Darwin)? A full name with the middle name added
+    is the same person; one in place of the line's given name is not ("Erasmus Darwin")."""
+    if j == 0 or j > max(used, default=-1):
+        return False
+    return any(i in used and any(compatible_names(tokens[i], w) for w in first_names) for i in range(j))
 
 
 def _best_full(
@@ -573,3 +682,116 @@ def _best_full(
         if c.complete and (best is None or (c.count, c.score) > best[:2]):
             best = (c.count, c.score, e, c)
     return best
+
+
+# Forms of address before a name that say nothing of who is meant ("Madame Curie"), English and
+# French, as DESCRIPTORS in answerline for titles of office.
+_HONORIFICS = frozenset("madame madam mme monsieur mr mister lord lady dame mademoiselle".split())
+# Nouns for a named statement of science, which lines and players use for one another ("Pascal's
+# law" / "Pascal's principle", "Boyle's law" / "Boyle's rule"): a hand list, as no library here
+# holds synonyms; the words are those of Wikipedia's "List of scientific laws named after people"
+# (law, principle, rule, equation, formula, relation, theorem, hypothesis, postulate).
+_STATEMENTS = frozenset("law principle rule equation formula relation theorem hypothesis postulate".split())
+_POSSESSIVE_S = re.compile(r"\w['’]s\b")
+# Endings of nouns that name a process or act made from a verb (fermentation, impeachment).
+_PROCESS_ENDINGS = ("ation", "ition", "ion", "ment")
+
+
+def _slot_match(expected: str, got: str) -> bool:
+    """Does ``got`` stand for the line's word ``expected`` (a spelling, a nickname, an initial)?"""
+    if token_match(expected, got):
+        return True
+    if len(expected) == 1 or len(got) == 1:
+        return expected[:1] == got[:1]
+    return expected.isalpha() and got.isalpha() and compatible_names(expected, got)
+
+
+def _other_word(
+    tokens: tuple[str, ...],
+    used: set[int],
+    entry: Entry,
+    line: AnswerLine,
+    line_words: frozenset[str],
+    initials: frozenset[str],
+    raw: str = "",
+) -> str:
+    """The rule name where the answer says something other than the line around its required words,
+    else "". A moderator takes the required part alone, but not with another word put in the
+    place of the line's own: "Theo van Gogh" on "Vincent {van Gogh}" (his brother),
+    "Schrödinger's cat" on "{Schrödinger} equation", "Cleopatra Selene" on "{Cleopatra} VII",
+    "Augustine of Canterbury" on "{Augustine} of Hippo" (other_word); a word inside the required
+    ones that the line does not have ("The Super Mario Galaxy Movie" on "The Mario Movie";
+    inserted_word: not in a person's name, whose middle names may be any word); "New" before the whole answer
+    (New Carthage, New England: another place; new_place)."""
+    if not used:
+        return ""
+    first, last = min(used), max(used)
+    rephrased = "of" in tokens[first:last]  # "special theory of relativity": the same thing reworded
+    # a person's middle names may be any word ("Edgar Allan Poe", "Mary Wollstonecraft Shelley")
+    # ("The Mario Movie" is a title, though Mario is a given name: a name has no article)
+    person = entry.person_like or (bool(line.first_names) and _ARTICLE.match(entry.text) is None)
+    for j in range(first + 1, last) if not (rephrased or person) else ():
+        t = tokens[j]
+        if (
+            j not in used
+            and len(t) > 1
+            and t.isalpha()
+            and t not in line_words
+            and t not in _IGNORABLE
+            and t not in GIVEN_NAMES_FOLDED
+            and t not in initials
+            and not any(len(w) >= 3 and t.startswith(w) for w in line_words)  # "Brothers" for "Bros."
+        ):
+            return "inserted_word"
+    if first > 0 and tokens[first - 1] == "new" and "new" not in line_words:
+        return "new_place"
+    core = entry.core
+    if not core or core[0] not in entry.full or core[-1] not in entry.full:
+        return ""
+    lo = entry.full.index(core[0])
+    hi = len(entry.full) - 1 - entry.full[::-1].index(core[-1])
+    # a word joined by a hyphen before the name is a double surname ("Sklodowska-Curie" for Marie
+    # Curie): wrong_compound judges those
+    before = tokens[: first - 1] if "-" in raw else tokens[:first]
+    sides = ((entry.full[:lo], before), (entry.full[hi + 1 :], tokens[last + 1 :]))
+    defer_given = bool(line.first_names)  # _wrong_name has judged given names against the line's
+    line_initials = {w[0] for w in line_words}
+    possessive = _POSSESSIVE_S.search(raw) is not None
+    for side, (line_side, given_side) in enumerate(sides):
+        if given_side and given_side[0] in ("of", "by"):
+            if given_side[0] not in line_side:
+                continue  # a place or a creator the line does not give: other rules judge those
+            line_side = line_side[line_side.index(given_side[0]) + 1 :]
+            given_side = given_side[1:]
+        elif side == 1 and not possessive and not any(w[:1].isdigit() for w in line_side):
+            # another noun after the name may be the same thing's other name ("Fibonacci numbers",
+            # "Apollo program"); "Schrödinger's cat" names a thing of his, and a name's number
+            # ("Cleopatra VII") is not replaced by a word that means the same
+            continue
+        missing = [w for w in line_side if w not in _IGNORABLE and not any(_slot_match(w, t) for t in tokens)]
+        if not missing:
+            continue
+        others = [
+            t
+            for t in given_side
+            if t.isalpha()
+            and t not in _IGNORABLE
+            and t not in line_words
+            and t not in EPITHETS
+            and t not in _HONORIFICS
+            and not qualifier_only(t)  # "the famous van Gogh": an adjective says nothing else
+            and not (defer_given and t in GIVEN_NAMES_FOLDED)
+            and not (t in initials and all(ch in line_initials for ch in t))  # "W. B. Yeats"
+        ]
+        if set(missing) <= _STATEMENTS and set(others) <= _STATEMENTS:
+            continue  # "Pascal's law" for "Pascal's principle": one statement, named either way
+        if others and not any(_slot_match(w, t) for w in missing for t in others):
+            return "other_word"
+    return ""
+
+
+def _middle_left_out(entry: Entry, c: Cover) -> bool:
+    """Is the answer a person's listed full name without its middle names ("Robert Zimmerman" for
+    "Robert Allen Zimmerman")? The given name and the surname say who is meant."""
+    m = c.matched
+    return len(m) >= 3 and m[0] and m[-1] and not all(m[1:-1])

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from lemminflect import getAllLemmas
+
 from .names import EXONYMS, GIVEN_NAMES, TITLES
 from .normalize import STOPWORDS, normalize, normalize_cached, simple_words
 
@@ -298,10 +300,12 @@ _EITHER = re.compile(
     re.I,
 )
 # "accept equivalents like tempest or squall", "accept descriptions such as jogging": the examples
-# are accepted items; the directive itself also marks the line as accepting equivalents.
+# are accepted items ("accept descriptions of dust storms": what is described is one); the
+# directive itself also marks the line as accepting equivalents.
 _EQUIVALENTS_LIKE = re.compile(
     r"^(?:any\s+|reasonable\s+|other\s+|clear\s+)?(?:equivalents?|synonyms?|descriptions?|"
-    r"answers?|translations?|word\s+forms?)\s+(?:like|such\s+as|e\.\s?g\.,?|including|as)\s+",
+    r"answers?|translations?|word\s+forms?)\s+(?:like|such\s+as|e\.\s?g\.,?|including|as)\s+"
+    r"|^(?:any\s+|reasonable\s+|clear\s+)?descriptions?\s+of\s+",
     re.I,
 )
 _WORD_FORMS = re.compile(r"\b(?:word\s+forms?|forms?|equivalents?)\b", re.I)
@@ -359,6 +363,7 @@ class _Builder:
         prompt_text: str,
         cond: Condition | None,
         mention: str = "",
+        described: bool = False,
     ) -> None:
         if mention:  # "before/after mention": the clue phrase is the item itself
             phrase = text.strip(_QUOTE_STRIP)
@@ -366,8 +371,26 @@ class _Builder:
                 "after" if mention in ("after", "once") else "before", phrase, _phrase_words(phrase)
             )
         entry = _entry(text, flags, self.mark, prompt_text=prompt_text, condition=cond)
+        if entry is not None and described:
+            entry = replace(entry, core=_described_core(entry.core))
         if entry is not None:
             {"accept": self.accepts, "prompt": self.prompts, "reject": self.rejects}[mode].append(entry)
+
+
+def _described_core(core: tuple[str, ...]) -> tuple[str, ...]:
+    """What a described thing requires: its nouns, verbs and numbers, not the adjectives that
+    only qualify them ("dust storms on the Great Plains in the 1930s" describes the line's
+    "severe dust storms ..."), where three words or more are left to say what is meant. Adjectives
+    are the words lemminflect knows only as adjectives or adverbs."""
+    kept = tuple(t for t in core if not qualifier_only(t))
+    return kept if len(kept) >= 3 and len(kept) < len(core) else core
+
+
+@lru_cache(maxsize=4096)
+def qualifier_only(word: str) -> bool:
+    """Is the word one lemminflect knows only as an adjective or adverb (severe, famous)?"""
+    pos = getAllLemmas(word)
+    return bool(pos) and set(pos) <= {"ADJ", "ADV"}
 
 
 def _cut(text: str, flags: list[int], s: int, e: int) -> tuple[str, list[int]]:
@@ -411,6 +434,7 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
     if mode == "accept" and rest.lower().startswith("either "):
         start = text.lower().index("either", start) + len("either")
     like = _EQUIVALENTS_LIKE.match(rest) if mode == "accept" else None
+    described = like is not None and "descript" in like.group(0).lower()
     if like:
         b.equivalents = True
         start = text.index(rest, start) + like.end()
@@ -457,7 +481,7 @@ def _parse_clause(text: str, flags: list[int], b: _Builder) -> None:
             b.equivalents = b.equivalents or mode == "accept"
             b.word_forms = b.word_forms or (mode == "accept" and bool(_WORD_FORMS.search(item)))
             continue
-        b.add(mode, item, iflags, prompt_text if mode == "prompt" else "", cond, mention)
+        b.add(mode, item, iflags, prompt_text if mode == "prompt" else "", cond, mention, described)
 
 
 def _is_directive(content: str) -> bool:

@@ -101,7 +101,9 @@ def _transposed(a: str, b: str) -> bool:
 
 def _one_indel(a: str, b: str) -> bool:
     """One letter more or less inside the word (entrophy, Decartes, Waterlo), never the first
-    (Russia is not Prussia) and at the end only a doubled letter (Korea is not Korean)."""
+    (Russia is not Prussia) and at the end only a doubled letter (Korea is not Korean) or an "h"
+    after a vowel: a final -ah is -a in the romanisation of Arabic and Hebrew ta marbuta and he
+    (Makkah / Makka, Hanukkah / Hanukka; Wikipedia, "Romanization of Arabic"), silent in English."""
     if abs(len(a) - len(b)) != 1 or a[0] != b[0]:
         return False
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
@@ -109,6 +111,8 @@ def _one_indel(a: str, b: str) -> bool:
     for i in range(1, len(longer)):
         if longer[:i] + longer[i + 1 :] == shorter:
             if i < last or longer[last] == longer[last - 1]:
+                return True
+            if longer[last] == "h" and longer[last - 1] in _VOWELS:
                 return True
     return False
 
@@ -184,13 +188,20 @@ _SOFT_C = re.compile(r"c(?!h)")
 _SLAVIC = re.compile(r"tsch|tch|kh|ij$|off$|eff$")
 _SLAVIC_KEY = {"tsch": "ch", "tch": "ch", "kh": "ch", "ij": "i", "off": "ov", "eff": "ev"}
 _DOUBLE = re.compile(r"(.)\1+")
+# Russian ё after a consonant is romanised "yo" or "e" (Fyodor / Fedor, Vishnyovy / Vishnevy; the
+# Wikipedia table "Romanization of Russian", ё: yo, e, io); not after k (Kyoto, Tokyo are Japanese).
+_YO = re.compile(r"(?<=[bcdfghjlmnprstvwz])yo")
 
 
 def phonetic(word: str) -> str:
     """A crude sound key: spellings that read alike (Perikles/Pericles, Tchaikovski/-y, Strawinsky,
     Fibonnaci) meet; vowels are kept, so Monet and Manet still differ."""
+    if "yo" in word:
+        word = _YO.sub("e", word)  # Russian ё: Pyotr / Petr, Gorbachyov / Gorbachev
     for a, b in _PH:
         word = word.replace(a, b)
+    if word.endswith("ii"):
+        word = word[:-1]  # Russian -ый / -ий: -y, -yi, -iy (Vishnevyi, Vishnevy)
     word = _SOFT_C.sub("k", word)
     if "kh" in word or "tch" in word or word.endswith(("ij", "off", "eff")):
         word = _SLAVIC.sub(lambda m: _SLAVIC_KEY[m.group(0)], word)

@@ -149,3 +149,20 @@ def year_contradicted(extra: list[str], line_has_number: bool, question_text: st
         return False
     stated = question_years(question_text)
     return bool(stated) and any(y not in stated for y in years)
+
+
+def title_around(given: str, entry_text: str) -> bool:
+    """Is the answer a longer title built around the line's own ("The Disintegration of the
+    Persistence of Memory" for "The Persistence of Memory")? The line's title, its article kept,
+    after "of" and a word of another title: a work named for the line's, not the line's. Only
+    for titles that begin with an article, so that a title's own long form still passes ("The
+    Tragedy of Hamlet" for "Hamlet")."""
+    low = " ".join(entry_text.split()).casefold()
+    if not low.startswith(("the ", "a ", "an ")):
+        return False
+    g = " ".join(given.split()).casefold()
+    i = g.find(" of " + low)
+    if i <= 0:
+        return False
+    head = [w for w in g[:i].split() if w not in ("the", "a", "an")]
+    return bool(head)
