@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import F
 
 from quizsite.agents.models import Agent
@@ -131,11 +131,13 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
 
 
 @lru_cache(maxsize=16)
-def _fenced_update(fields: tuple[str, ...], vendor: str) -> tuple[str, tuple[Any, ...]]:
+def _fenced_update(fields: tuple[str, ...], vendor: str) -> tuple[str, tuple[models.Field, ...]]:
     """`UPDATE play_room SET ... WHERE id = %s AND driver = %s` for these fields, built once: the ORM's
     query compiler cost more than the write itself, and every transition of every room pays it."""
     qn = connection.ops.quote_name
-    model_fields = tuple(Room._meta.get_field(f) for f in fields)
+    model_fields = tuple(f for f in (Room._meta.get_field(name) for name in fields) if isinstance(f, models.Field))
+    if len(model_fields) != len(fields):
+        raise ValueError(f"not concrete fields of Room: {fields}")
     sets = ", ".join(f"{qn(f.column)} = %s" for f in model_fields)
     sql = f"UPDATE {qn(Room._meta.db_table)} SET {sets} WHERE {qn('id')} = %s AND {qn('driver')} = %s"
     return sql, model_fields
