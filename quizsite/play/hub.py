@@ -140,8 +140,8 @@ class Hub:
             self.channel = await self.layer.new_channel()
             loop = asyncio.get_running_loop()
             if not self.local_only and settings.REDIS_URL:
-                layer_config: dict[str, Any] = dict(settings.CHANNEL_LAYERS["default"]).get("CONFIG", {})
-                prefix = str(layer_config.get("prefix", "thinkalike"))
+                layer: dict[str, Any] = dict(settings.CHANNEL_LAYERS["default"])
+                prefix = str(dict(layer.get("CONFIG") or {}).get("prefix", "thinkalike"))
                 self.caps = SharedCaps(settings.REDIS_URL, prefix, self.channel)
                 self.caps.start()
             self.tasks = [loop.create_task(self._receive_loop(), name="play-hub-receive"),

@@ -138,7 +138,7 @@ def _fenced_update(fields: tuple[str, ...], vendor: str) -> tuple[str, tuple[mod
     model_fields = tuple(f for f in (Room._meta.get_field(name) for name in fields) if isinstance(f, models.Field))
     if len(model_fields) != len(fields):
         raise ValueError(f"not concrete fields of Room: {fields}")
-    sets = ", ".join(f"{qn(f.column)} = %s" for f in model_fields)
+    sets = ", ".join(f"{qn(f.column or f.attname)} = %s" for f in model_fields)
     sql = f"UPDATE {qn(Room._meta.db_table)} SET {sets} WHERE {qn('id')} = %s AND {qn('driver')} = %s"
     return sql, model_fields
 
