@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, models
 from django.db.models import F
 
 from quizsite.agents.models import Agent
@@ -43,6 +43,7 @@ from .models import ChatMessage, Player, Room, TossupReading
 from .names import BadName, name_clean, name_unique
 from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
 from .roster import roster_of
+from .writer import atomic_step
 
 MAX_PROMPTS = 2
 # An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
@@ -172,7 +173,7 @@ def room_join_many(*, room: Room, requests: list[tuple[int, str]], now: datetime
     """`room_join` for a crowd arriving together, in one read and one insert (the leader batches joins,
     play/writer.py): one result per (agent id, name) request, in order, a refused one as its PlayError.
     Names are made unique in request order, as if the requests had come one by one."""
-    with transaction.atomic():
+    with atomic_step():
         if taken is None:
             taken = dict(Player.objects.filter(room=room).values_list("id", "name"))
         names: dict[Any, str] = dict(taken)  # player id (or, for a player not written yet, the agent) -> name
@@ -306,7 +307,7 @@ def room_wake_in(*, room: Room, now: datetime) -> float:
 def room_expire(*, room: Room, now: datetime, heard: int = 0) -> Outcome:
     """Rule a buzz whose deadline passed (no answer) or end a tossup whose dead time passed.
     `heard`: the players online now, recorded with the tossup if it ends (TossupReading)."""
-    with transaction.atomic():
+    with atomic_step():
         events: list[Event] = []
         if room.phase == Room.Phase.BUZZED and room_expiry_due(room=room, now=now):
             holder = _player(room, room.buzz_player_id or 0)
@@ -433,7 +434,7 @@ def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = ""
     """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
     `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup.
     `player_id` None: the room's auto-advance. A paused room resumes with the new tossup."""
-    with transaction.atomic():
+    with atomic_step():
         if player_id is not None:
             _player(room, player_id)
         events = room_reveal(room=room, now=now)
@@ -471,7 +472,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
     elif room.paused:
         outcome.reply.append(PlayError("paused", "the room is paused; resume first").as_event())
     else:
-        with transaction.atomic():
+        with atomic_step():
             answer_ms = room_settings(room)["answer_ms"]
             room.phase = Room.Phase.BUZZED
             room.buzz_player_id = player_id
@@ -490,7 +491,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
 def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetime, heard: int = 0) -> Outcome:
     if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
         raise PlayError("not_your_buzz", "you do not hold the buzzer")
-    with transaction.atomic():
+    with atomic_step():
         player = _player(room, player_id)
         if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
             events = _rule(room, player, "", now, timeout=True, late_text=text, heard=heard)
@@ -517,7 +518,7 @@ def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any])
             raise PlayError("bad_settings", str(exc)) from None
         changes = {**changes, "bots": bots}
     clean = settings_clean(changes)
-    with transaction.atomic():
+    with atomic_step():
         _player(room, player_id)
         if room.phase != Room.Phase.IDLE:
             raise PlayError("busy", "settings change between tossups")
@@ -536,7 +537,7 @@ def room_pause(*, room: Room, player_id: int, paused: bool, now: datetime) -> Ou
     """Pause or resume reading for everyone. Pausing shows the words due so far and stops the clock
     (no anchor: nothing is due); resuming leaves the anchor for room_start_reading to set when the
     resume is told, so reading goes on one word at a time from where it stopped, never in a burst."""
-    with transaction.atomic():
+    with atomic_step():
         _player(room, player_id)
         events = room_reveal(room=room, now=now)
         if room.paused == paused:
@@ -551,7 +552,7 @@ def room_pause(*, room: Room, player_id: int, paused: bool, now: datetime) -> Ou
 
 def room_report(*, room: Room, player_id: int, qid: str, comment: str = "") -> Outcome:
     """"I was right": flag the player's latest ruling on a tossup for a researcher to review."""
-    with transaction.atomic():
+    with atomic_step():
         player = _player(room, player_id)
         response = (
             Response.objects.filter(agent_id=player.agent_id, room=room.slug, meta__qid=qid).order_by("-id").first()

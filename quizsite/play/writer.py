@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +34,30 @@ class _Write:
     grouped: bool = False  # `fn(items=[...])` takes every grouped write of the batch with the same fn at once
 
 
+_local = threading.local()
+
+
+def atomic_step() -> transaction.Atomic:
+    """The transaction block of one transition (play/services.py). Inside a group commit the write
+    already runs in a savepoint of its own, so the block adds none (two round trips fewer per write
+    on PostgreSQL; an error still rolls back to the write's savepoint); elsewhere it is the usual
+    transaction, or savepoint."""
+    return transaction.atomic(savepoint=not getattr(_local, "in_write", False))
+
+
+@contextmanager
+def _write_savepoint() -> Iterator[None]:
+    with transaction.atomic():
+        _local.in_write = True
+        try:
+            yield
+        finally:
+            _local.in_write = False
+
+
 def _call(write: _Write) -> tuple[bool, Any]:
     try:
-        with transaction.atomic():
+        with _write_savepoint():
             return True, write.fn(**write.kwargs)
     except Exception as exc:  # rolled back to its savepoint; the others stand
         return False, exc
@@ -43,7 +66,7 @@ def _call(write: _Write) -> tuple[bool, Any]:
 def _call_grouped(writes: list[_Write]) -> list[tuple[bool, Any]]:
     items = [w.kwargs["item"] for w in writes]
     try:
-        with transaction.atomic():
+        with _write_savepoint():
             out = writes[0].fn(items=items)
     except Exception as exc:
         return [(False, exc)] * len(writes)

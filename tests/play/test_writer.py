@@ -164,3 +164,30 @@ async def test_presence_marks_skip_player_rows_that_a_group_commit_holds():
         lock.rollback()
     seen = await database_sync_to_async(lambda: dict(Player.objects.values_list("pk", "last_seen")))()
     assert seen[other.pk] == now and seen[held.pk] != now
+
+
+def _say_in_step(*, player: Player, text: str, fail: bool = False) -> int:
+    """A transition's shape: its own atomic_step block, a row written, then maybe refused."""
+    from quizsite.play.writer import atomic_step
+
+    with atomic_step():
+        message = ChatMessage.objects.create(room=player.room, player=player, text=text)
+        if fail:
+            raise PlayError("refused", "refused after writing a row")
+        return message.pk
+
+
+async def test_a_refused_transition_in_a_batch_rolls_back_to_its_own_savepoint():
+    room, player = await _room_with_player()
+    writer = GroupWriter()
+    results = await asyncio.gather(
+        *(writer.run(_say_in_step, player=player, text=f"m{i}", fail=(i % 3 == 1)) for i in range(9)),
+        return_exceptions=True,
+    )
+    assert [isinstance(r, PlayError) for r in results] == [i % 3 == 1 for i in range(9)]
+    texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
+    assert texts == {f"m{i}" for i in range(9) if i % 3 != 1}
+    # Outside a batch the same block is a transaction of its own, and a refusal leaves nothing behind.
+    with pytest.raises(PlayError):
+        await database_sync_to_async(_say_in_step)(player=player, text="alone", fail=True)
+    assert await database_sync_to_async(lambda: ChatMessage.objects.filter(text="alone").exists())() is False
