@@ -25,7 +25,7 @@ import pytest
 from ..conftest import REPO, service_up
 from .test_worker import _env, tiny_caimira
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 FAULT = Path(__file__).parent / "fault"
 HEARTBEAT_S, LOST_AFTER_S = 0.5, 3.0
 SLACK_S = 4.0  # polling, process start-up and a loaded machine
