@@ -94,7 +94,7 @@ def launch_chromium(playwright):  # type: ignore[no-untyped-def]
 #   SuiteLock). All serial tests are one xdist group, so they run back to back on one worker, first.
 # * Work is handed out a file at a time (FileScheduling), so a module-scoped fixture (a server, a
 #   worker, a fitted model) starts once, not once per worker.
-# * Files with slow tests are handed out first, so the last file to finish is a short one.
+# * Files with slow or browser tests are handed out first, so the last file to finish is a short one.
 # A run with `-n0` (or `-p no:xdist` with addopts overridden) is the plain serial run it always was.
 
 
@@ -112,7 +112,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     rank: dict[str, int] = {}
     for item in items:
-        here = 0 if item.get_closest_marker("serial") else 1 if item.get_closest_marker("slow") else 2
+        slow = item.get_closest_marker("slow") or item.get_closest_marker("browser")
+        here = 0 if item.get_closest_marker("serial") else 1 if slow else 2
         rank[file_of(item)] = min(rank.get(file_of(item), 2), here)
     items.sort(key=lambda item: rank[file_of(item)])  # stable: each file keeps its own order
 
