@@ -82,3 +82,110 @@ needs_chromium = pytest.mark.skipif(
 
 def launch_chromium(playwright):  # type: ignore[no-untyped-def]
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+# --- Running the suite on two processes (pytest-xdist; `-n 2` in pyproject.toml) ---------------------
+#
+# Most of the suite's wall time is spent waiting on child processes (daphne, Celery workers, chromium),
+# so two pytest workers finish it in much less time even on two cores. Three rules keep that honest:
+#
+# * A test marked `serial` (it bounds a latency or a deadline: tests/load, the fault tests) never runs
+#   beside another test: it holds a suite-wide exclusive lock, every other test a shared one (see
+#   SuiteLock). All serial tests are one xdist group, so they run back to back on one worker, first.
+# * Work is handed out a file at a time (FileScheduling), so a module-scoped fixture (a server, a
+#   worker, a fitted model) starts once, not once per worker.
+# * Files with slow or browser tests are handed out first, so the last file to finish is a short one.
+# A run with `-n0` (or `-p no:xdist` with addopts overridden) is the plain serial run it always was.
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the serial tests for xdist, and (on xdist workers only) put slow files first."""
+    for item in items:
+        if item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+    if not hasattr(config, "workerinput"):
+        return  # a plain run keeps the collection order
+
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    rank: dict[str, int] = {}
+    for item in items:
+        slow = item.get_closest_marker("slow") or item.get_closest_marker("browser")
+        here = 0 if item.get_closest_marker("serial") else 1 if slow else 2
+        rank[file_of(item)] = min(rank.get(file_of(item), 2), here)
+    items.sort(key=lambda item: rank[file_of(item)])  # stable: each file keeps its own order
+
+
+class SuiteLock:
+    """A readers-writer lock over the xdist workers of one run (flock on two files in the temp dir).
+
+    Ordinary tests share it; a serial test takes it alone. A writer first holds the turnstile, so the
+    other worker cannot keep re-taking the shared lock between its tests and starve it.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        import tempfile
+
+        base = Path(tempfile.gettempdir()) / f"thinkalike-pytest-{run_id}"
+        self.turnstile = (base.with_suffix(".turnstile")).open("a+")
+        self.main = (base.with_suffix(".lock")).open("a+")
+        self.held: str | None = None
+
+    def acquire(self, exclusive: bool) -> None:
+        import fcntl
+
+        want = "exclusive" if exclusive else "shared"
+        if self.held == want:
+            return
+        self.release()
+        fcntl.flock(self.turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.main, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+        self.held = want
+
+    def release(self) -> None:
+        import fcntl
+
+        if self.held is not None:
+            fcntl.flock(self.main, fcntl.LOCK_UN)
+            self.held = None
+
+
+_suite_lock: SuiteLock | None = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """Setup, call and teardown of each test under the suite lock (xdist workers only)."""
+    global _suite_lock
+    workerinput = getattr(item.config, "workerinput", None)
+    if workerinput is None:
+        return (yield)
+    if _suite_lock is None:
+        _suite_lock = SuiteLock(workerinput["testrunuid"])
+    serial = item.get_closest_marker("serial") is not None
+    _suite_lock.acquire(exclusive=serial)
+    try:
+        return (yield)
+    finally:
+        # Serial tests back to back keep the lock: the other worker waits until the last one is done.
+        if not (serial and nextitem is not None and nextitem.get_closest_marker("serial")):
+            _suite_lock.release()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    """Hand out work a file at a time (or an xdist group at a time), in collection order."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):
+                return nodeid.split("@")[-1]
+            return nodeid.split("::", 1)[0]
+
+    return FileScheduling(config, log)

@@ -11,22 +11,21 @@ import pytest
 
 from tests.accounts.conftest import PASSWORD
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
-from tests.e2e.servers import REPO, app_env, daphne, manage, stop, wait_http
+from tests.e2e.servers import REPO, app_env, daphne, manage, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 SHOTS = REPO / "var" / "screenshots"
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
-@pytest.fixture
-def app(tmp_path):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """One server for the module (the tests sign up different people): a start costs seconds."""
+    tmp_path = tmp_path_factory.mktemp("accounts_browser")
     env = app_env(tmp_path / "var")
-    manage(env, "migrate", "--noinput")
     fixture = tmp_path / "acc.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
-    manage(
-        env, "import_items", "--format", "quizbowl", str(fixture), "--set", "acc", "--name", "Accounts set"
-    )
+    migrate_and_import(env, fixture, "--set", "acc", "--name", "Accounts set")
     port = free_port()
     proc = daphne(port, env, tmp_path / "daphne.log")
     try:

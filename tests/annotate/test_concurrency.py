@@ -19,7 +19,7 @@ PG_URL = os.environ.get("ANNOTATE_RACE_DATABASE_URL", "postgres://postgres@127.0
 def test_assignment_race_on_postgresql():
     env = {**os.environ, "DATABASE_URL": PG_URL}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/annotate/race_postgres.py", "-q", "--create-db"],
+        [sys.executable, "-m", "pytest", "tests/annotate/race_postgres.py", "-q", "-n0", "--create-db"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
     output = proc.stdout + proc.stderr

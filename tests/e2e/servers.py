@@ -34,6 +34,14 @@ def manage(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.
     )
 
 
+def migrate_and_import(env: dict[str, str], items: Path, *import_args: str, timeout: float = 180) -> None:
+    """`migrate` then `import_items --format quizbowl ITEMS ...` in one process: each start of a Django
+    process costs seconds on a shared machine, and the two commands need nothing from each other's."""
+    commands = [["migrate", "--noinput"], ["import_items", "--format", "quizbowl", str(items), *import_args]]
+    code = "from django.core.management import call_command as c; " + "; ".join(f"c(*{cmd!r})" for cmd in commands)
+    manage(env, "shell", "-c", code, timeout=timeout)
+
+
 def wait_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:

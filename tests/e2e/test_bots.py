@@ -20,7 +20,7 @@ from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
 from .servers import app_env, daphne, manage, stop, wait_http
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 KEY = "bots-e2e-secret-key-" + "x" * 40
 QUERY = "ms_per_word=120&answer_ms=4000&dead_ms=800&set=bots"
 REGISTER = (

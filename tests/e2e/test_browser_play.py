@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
-from .servers import app_env, daphne, manage, stop, wait_http
+from .servers import app_env, daphne, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
@@ -14,10 +14,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 @pytest.fixture
 def app_url(tmp_path):
     env = app_env(tmp_path / "var")
-    manage(env, "migrate", "--noinput")
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
-    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e", "--name", "E2E set")
+    migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
     port = free_port()
     proc = daphne(port, env, tmp_path / "daphne.log")
     try:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
-from .servers import REPO, app_env, daphne, manage, stop, wait_http
+from .servers import REPO, app_env, daphne, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 SHOTS = REPO / "var" / "screenshots"
@@ -22,13 +22,14 @@ PICTURE = {
 FAST = "ms_per_word=60&dead_ms=800&answer_ms=4000&set=e2e"
 
 
-@pytest.fixture
-def app_url(tmp_path):
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """One server for the module (each test plays in a room of its own): a start costs seconds."""
+    tmp_path = tmp_path_factory.mktemp("browser_room")
     env = app_env(tmp_path / "var")
-    manage(env, "migrate", "--noinput")
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in [*TOSSUPS, PICTURE]) + "\n")
-    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e", "--name", "E2E set")
+    migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
     port = free_port()
     proc = daphne(port, env, tmp_path / "daphne.log")
     try:

@@ -16,11 +16,12 @@ import pytest
 
 from tests.conftest import free_port, service_up
 
-from .servers import app_env, daphne, manage, stop, wait_http
+from .servers import app_env, daphne, migrate_and_import, stop, wait_http
 
 pytestmark = [
     pytest.mark.services,
     pytest.mark.slow,
+    pytest.mark.serial,
     pytest.mark.skipif(not service_up("127.0.0.1", 5432), reason="PostgreSQL is not running on 127.0.0.1:5432"),
 ]
 PG = "postgres://root@127.0.0.1:5432"
@@ -28,8 +29,29 @@ WORDS = [f"w{i:02d}" for i in range(39)] + ["w39."]  # as the reader splits "w00
 QUERY = "ms_per_word=100&answer_ms=3000&dead_ms=1500&set=faults"
 
 
+@pytest.fixture(scope="module")
+def faults_db(tmp_path_factory):
+    """A migrated database with the faults tossup, made once: each test's database is a copy of it
+    (CREATE DATABASE ... TEMPLATE takes well under a second, a migrate and an import several)."""
+    import psycopg
+
+    name = f"thinkalike_faults_tpl_{os.getpid()}"
+    tmp = tmp_path_factory.mktemp("faults_db")
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        items = tmp / "faults.jsonl"
+        items.write_text(json.dumps({"id": "f1", "question": " ".join(WORDS), "answer": "Nothing", "category": "X"}) + "\n")
+        migrate_and_import(app_env(tmp / "var", DATABASE_URL=f"{PG}/{name}"), items, "--set", "faults")
+        yield name
+    finally:
+        with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 @pytest.fixture
-def cluster(tmp_path):
+def cluster(tmp_path, faults_db):
     """Two daphne processes on one PostgreSQL database and a Redis server of the test's own (it restarts it)."""
     import psycopg
 
@@ -42,12 +64,8 @@ def cluster(tmp_path):
     name = f"thinkalike_faults_{os.getpid()}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
-        conn.execute(f"CREATE DATABASE {name}")
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {faults_db}")
     env = app_env(tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")
-    manage(env, "migrate", "--noinput")
-    items = tmp_path / "faults.jsonl"
-    items.write_text(json.dumps({"id": "f1", "question": " ".join(WORDS), "answer": "Nothing", "category": "X"}) + "\n")
-    manage(env, "import_items", "--format", "quizbowl", str(items), "--set", "faults")
     ports = [free_port(), free_port()]
     procs = [daphne(p, env, tmp_path / f"daphne{p}.log") for p in ports]
     state = {"ports": ports, "procs": procs, "redis": redis, "redis_cmd": redis_cmd, "db": f"{PG}/{name}"}

@@ -20,7 +20,7 @@ pytestmark = [
 def test_play_suites_pass_on_postgresql():
     env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/thinkalike_pg_{os.getpid()}"}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--create-db", "-p", "no:randomly",
+        [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly",
          "tests/play/test_services.py", "tests/play/test_consumer.py", "tests/play/test_writer.py"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )

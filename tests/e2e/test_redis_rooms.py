@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port, service_up
 
-from .servers import app_env, daphne, manage, stop, wait_http
+from .servers import app_env, daphne, migrate_and_import, stop, wait_http
 
 pytestmark = [
     pytest.mark.services,
@@ -31,10 +31,9 @@ def two_servers(tmp_path):
         tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL="redis://127.0.0.1:6379/0",
         CHANNELS_PREFIX=f"e2e{os.getpid()}",
     )
-    manage(env, "migrate", "--noinput")
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
-    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e")
+    migrate_and_import(env, fixture, "--set", "e2e")
     ports = [free_port(), free_port()]
     procs = [daphne(p, env, tmp_path / f"daphne{p}.log") for p in ports]
     try:

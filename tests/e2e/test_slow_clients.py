@@ -11,19 +11,18 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port
 
-from .servers import app_env, daphne, manage, stop, wait_http
+from .servers import app_env, daphne, migrate_and_import, stop, wait_http
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 QUERY = "ms_per_word=40&answer_ms=3000&dead_ms=500&set=e2e"
 
 
 @pytest.fixture
 def server(tmp_path):
     env = app_env(tmp_path / "var", PLAY_MAX_CONN_PER_IP="1000")
-    manage(env, "migrate", "--noinput")
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
-    manage(env, "import_items", "--format", "quizbowl", str(fixture), "--set", "e2e")
+    migrate_and_import(env, fixture, "--set", "e2e")
     port = free_port()
     proc = daphne(port, env, tmp_path / "daphne.log", "--ping-interval", "1", "--ping-timeout", "1")
     try:

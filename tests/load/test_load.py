@@ -9,7 +9,7 @@ import pytest
 from benchmarks.wsbench import MinimalServer, ProjectServer, run_case
 from tests.conftest import service_up
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 SERVICES = pytest.mark.skipif(
     not (service_up("127.0.0.1", 5432) and service_up("127.0.0.1", 6379)),
     reason="PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379) must both be running",

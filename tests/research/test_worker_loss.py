@@ -25,6 +25,8 @@ import pytest
 from ..conftest import REPO, service_up
 from .test_worker import _env, tiny_caimira
 
+# Not `serial`: its bounds are deadlines (lost after 3 s, SLACK_S for start-up and a loaded machine), not
+# latencies; it runs beside one other test file (pyproject.toml's -n 2) as it ran beside other work before.
 pytestmark = [pytest.mark.slow]
 FAULT = Path(__file__).parent / "fault"
 HEARTBEAT_S, LOST_AFTER_S = 0.5, 3.0
