@@ -1,7 +1,6 @@
 """ASGI entry point: HTTP through Django, websockets through Channels with sessions and auth."""
 
 import os
-import sys
 
 from django.core.asgi import get_asgi_application
 
@@ -16,9 +15,6 @@ from quizsite.core.wsserver import autobahn_lazy_debug_formatting  # noqa: E402
 from quizsite.play.routing import websocket_urlpatterns  # noqa: E402
 
 autobahn_lazy_debug_formatting()  # daphne's websocket handshakes skip a debug line nobody reads
-# The database thread gives up the GIL on every round trip and, when it is back, waits for the event
-# loop to hand it over: up to the switch interval (5 ms by default) per query while sockets are busy.
-sys.setswitchinterval(float(os.environ.get("ASGI_SWITCH_INTERVAL_S", "0.001")))
 
 application = ProtocolTypeRouter(
     {
