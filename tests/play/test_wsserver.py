@@ -21,3 +21,15 @@ def test_autobahn_formats_its_debug_lines_only_when_they_are_written():
     assert calls == []  # nothing formatted until the line is
     assert f"\n{lazy}" == "\n" + pprint.pformat([("option", "spy", "Factory")]).replace("'spy'", "spy")
     assert calls
+
+
+def test_the_asgi_process_freezes_its_import_time_heap_out_of_the_collector():
+    import gc
+    import importlib
+
+    import quizsite.asgi
+
+    gc.unfreeze()
+    importlib.reload(quizsite.asgi)
+    assert gc.get_freeze_count() > 10_000  # Django, the apps and their imports: not walked by gen-2 passes
+    gc.unfreeze()
