@@ -12,7 +12,6 @@ commit that fails fails every write of its batch.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,7 +21,6 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.db import transaction
 
-log = logging.getLogger(__name__)
 MAX_BATCH = 200  # writes in one transaction: a long queue is still committed in steps
 
 
