@@ -444,7 +444,29 @@ def best_similarity(required: tuple[str, ...], given: tuple[str, ...]) -> float:
     """Mean over required words of the best raw similarity to any given word: the score of a reject."""
     if not required or not given:
         return 0.0
-    return sum(max(similarity(r, g) for g in given) for r in required) / len(required)
+    sim = Levenshtein.normalized_similarity  # similarity(), without a Python call per pair
+    return sum([max([sim(r, g) for g in given]) for r in required]) / len(required)
+
+
+def best_of_similarities(requireds: list[tuple[str, ...]], given: tuple[str, ...]) -> float:
+    """The highest :func:`best_similarity` of several entries' required words, 0.0 for none (the
+    score of a no_match). The same value, worked out once per distinct word: alternatives of one
+    line share most of their words."""
+    if not given:
+        return 0.0
+    sim = Levenshtein.normalized_similarity
+    best: dict[str, float] = {}
+    top = 0.0
+    for required in requireds:
+        if not required:
+            continue
+        for r in required:
+            if r not in best:
+                best[r] = max([sim(r, g) for g in given])
+        value = sum([best[r] for r in required]) / len(required)
+        if value > top:
+            top = value
+    return top
 
 
 def within(given: tuple[str, ...], words: frozenset[str], ignore: frozenset[str]) -> bool:
