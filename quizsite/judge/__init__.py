@@ -461,7 +461,8 @@ def _decide(
             return _ruling("accept", e, c.score, "foreign_article")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
-    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
+    if len(partials) > 1 and not line.no_partial:
+        partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue

@@ -256,9 +256,9 @@ def token_match(expected: str, got: str) -> bool:
             m = _DECADE.match(got)
             return m is not None and m.group(1) == "19" and expected == m.group(2)
         return m.group(1) == "19" and got == m.group(2)
-    if expected[:3] == got[:3] and same_verb(expected, got):
-        return True
     n = len(expected)
+    if expected[:3] == got[:3] and n >= 4 and len(got) >= 4 and same_verb(expected, got):
+        return True  # (same_verb is False for shorter words: the test saves a call)
     if (got[-1:] == "e" or expected[-1] == "e") and abs(n - len(got)) == 1 and _silent_e(expected, got):
         return True  # n >= 5 follows: the shorter word has four letters or more
     if n <= 4 or abs(n - len(got)) > 3 or not expected.isalpha() or not got.isalpha():
@@ -392,9 +392,9 @@ def cover(
                 break
     if all(matched):
         return Cover(matched, sims, used)
-    # written together / apart
+    # written together / apart (a one-word side has nothing to join: the loops below would not run)
     m = len(given)
-    for i in range(n):
+    for i in range(n) if m > 1 else ():
         if matched[i]:
             continue
         r = required[i]
@@ -415,7 +415,7 @@ def cover(
                     break
             if matched[i]:
                 break
-    for j in range(m):
+    for j in range(m) if n > 1 else ():
         if j in used:
             continue
         g = given[j]
@@ -462,7 +462,7 @@ def best_of_similarities(requireds: list[tuple[str, ...]], given: tuple[str, ...
             continue
         for r in required:
             if r not in best:
-                best[r] = max([sim(r, g) for g in given])
+                best[r] = sim(r, given[0]) if len(given) == 1 else max([sim(r, g) for g in given])
         value = sum([best[r] for r in required]) / len(required)
         if value > top:
             top = value

@@ -456,14 +456,20 @@ _BC = frozenset(("bc", "bce"))
 _NUMBER_SIGNS = frozenset(("no", "nr", "number", "num"))
 
 
+_DIGIT = re.compile(r"[0-9]")
+
+
 def _base_tokens(text: str) -> list[str]:
     """Everything but the alias table: fold, tokenise, drop articles, numbers, Roman numerals, stem."""
-    tokens = _TOKEN.findall(_fold(text))
+    folded = _fold(text)  # ASCII throughout: anyascii has romanised the rest
+    tokens = _TOKEN.findall(folded)
     if len(tokens) > 1 and tokens[0] in LEADING_ARTICLES:
         tokens = tokens[1:]
     if len(tokens) > 1 and "the" in tokens:
         tokens = [t for t in tokens if t != "the"] or tokens
-    if not _NUMBER_WORDS.isdisjoint(tokens) or any(t[0].isdigit() for t in tokens):
+    if not _NUMBER_WORDS.isdisjoint(tokens) or (
+        _DIGIT.search(folded) and any(t[0].isdigit() for t in tokens)
+    ):
         tokens = _numbers(tokens)
         if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
             tokens = _centuries(tokens)
