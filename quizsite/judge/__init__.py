@@ -65,6 +65,7 @@ from .answerline import (
 )
 from .matching import (
     Cover,
+    best_of_similarities,
     best_similarity,
     compatible_names,
     contradicts,
@@ -203,16 +204,21 @@ def judge_strict(
     tokens = normalize(given)
     if not tokens:
         return _EMPTY
-    initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
+    if "." not in given and (given.islower() or given.istitle()):
+        # no dot and no two capitals in a row ("Mozart", "the magic flute"): _INITIALS finds nothing
+        initials: frozenset[str] = frozenset()
+    else:
+        initials = frozenset(t for m in _INITIALS.findall(given) for t in normalize(m))
     line = parse_answerline(answerline)
-    acronym = _ARTICLE.sub("", given.strip())  # "the CIA", "the U.N.": the article is no letter of it
-    if len(acronym) >= 3 and acronym[-1] == "s" and acronym[-2].isupper():
-        acronym = acronym[:-1]  # a plural: "POWs", "UFOs"
-    if len(acronym) <= 12 and _squeezed(acronym) in line.initialisms and _acronym(acronym):
-        letters = _squeezed(acronym)
-        for e in _active(line.accepts, question_text, word_index):
-            if letters in e.initialisms:
-                return Ruling("accept", "", 1.0, e.text, "initialism")
+    if line.initialisms:  # else no answer is the initials of an alternative
+        acronym = _ARTICLE.sub("", given.strip())  # "the CIA", "the U.N.": the article is no letter of it
+        if len(acronym) >= 3 and acronym[-1] == "s" and acronym[-2].isupper():
+            acronym = acronym[:-1]  # a plural: "POWs", "UFOs"
+        if len(acronym) <= 12 and _squeezed(acronym) in line.initialisms and _acronym(acronym):
+            letters = _squeezed(acronym)
+            for e in _active(line.accepts, question_text, word_index):
+                if letters in e.initialisms:
+                    return Ruling("accept", "", 1.0, e.text, "initialism")
     ruling = _decide(line, tokens, question_text, word_index, initials, split=True, raw=given)
     if ruling.verdict != "accept" and " " in given.strip() and _CAPS.search(given):
         spelled = _spell_out(given, _active(line.accepts, question_text, word_index))
@@ -299,18 +305,22 @@ def _split_list(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
     return parts
 
 
-def _full_cover(entry: Entry, tokens: tuple[str, ...], tset: frozenset[str], either: bool) -> Cover | None:
-    """The cover of ``entry`` if the answer contains all of its required words, else None."""
+def _full_cover(
+    entry: Entry, tokens: tuple[str, ...], tset: frozenset[str], either: bool
+) -> tuple[bool, Cover]:
+    """The cover of ``entry``, and whether the answer contains all of its required words. The
+    cover comes back either way: an incomplete one is the entry's partial answer, which would
+    otherwise be worked out a second time."""
     c = cover(entry.core, tokens, tset, entry.prefixes)
     if c.complete:
-        return c
+        return True, c
     if either and c.count:
         segments = entry.segments if len(entry.segments) > 1 else tuple((t,) for t in entry.core)
         for seg in segments:
             seg_words = [t for t in seg if t not in STOPWORDS] or list(seg)
             if all(m for t, m in zip(entry.core, c.matched, strict=True) if t in seg_words):
-                return c
-    return None
+                return True, c
+    return False, c
 
 
 def _decide(
@@ -323,9 +333,12 @@ def _decide(
     split: bool,
     raw: str = "",
 ) -> Ruling:
-    accepts = _active(line.accepts, qt, wi)
-    prompts = _active(line.prompts, qt, wi)
-    rejects = _active(line.rejects, qt, wi)
+    if line.unconditional:
+        accepts, prompts, rejects = line.accepts, line.prompts, line.rejects
+    else:
+        accepts = _active(line.accepts, qt, wi)
+        prompts = _active(line.prompts, qt, wi)
+        rejects = _active(line.rejects, qt, wi)
     key = " ".join(tokens)
 
     # 1-2: exact matches decide outright
@@ -345,7 +358,10 @@ def _decide(
             return _ruling("prompt", e, 1.0, "exact_prompt")
 
     tset = frozenset(tokens)
-    line_words = frozenset().union(*(e.words for e in accepts)) if accepts else frozenset()
+    if line.unconditional:
+        line_words = line.accept_words
+    else:
+        line_words = frozenset().union(*(e.words for e in accepts)) if accepts else frozenset()
 
     # 3: hedges and lists
     if not tset.isdisjoint(HEDGES) and tset.isdisjoint(line_words & HEDGES):
@@ -365,16 +381,19 @@ def _decide(
     best_accept: tuple[int, float, Entry, Cover] | None = None
     partials: list[tuple[Cover, Entry]] = []
     for e in accepts:
-        c = _full_cover(e, tokens, tset, line.accept_either)
-        if c is not None:
+        full, c = _full_cover(e, tokens, tset, line.accept_either)
+        if full:
             rank = (c.count, c.score)
             if best_accept is None or rank > best_accept[:2]:
                 best_accept = (c.count, c.score, e, c)
         else:
-            partials.append((cover(e.core, tokens, tset, e.prefixes), e))
+            partials.append((c, e))
     best_reject = _best_full(rejects, tokens, tset)
     best_prompt = _best_full(prompts, tokens, tset)
-    prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
+    if line.unconditional:
+        prompt_words = line.prompt_words
+    else:
+        prompt_words = frozenset().union(*(e.words for e in prompts)) if prompts else frozenset()
     if best_prompt is not None:
         rest = tuple(t for j, t in enumerate(tokens) if j not in best_prompt[3].used)
         if (
@@ -442,7 +461,8 @@ def _decide(
             return _ruling("accept", e, c.score, "foreign_article")
 
     # 6: partial answers (none at all where the line says "do not accept or prompt on partial")
-    partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
+    if len(partials) > 1 and not line.no_partial:
+        partials.sort(key=lambda ce: ce[0].count / max(1, len(ce[1].core)), reverse=True)
     for c, e in partials if not line.no_partial else ():
         if not c.count or not within(tokens, e.words, _IGNORABLE):
             continue
@@ -485,8 +505,7 @@ def _decide(
                     return _ruling("accept", e, 0.9, "decade_century")
 
     # 7
-    score = max((best_similarity(e.content, tokens) for e in accepts), default=0.0)
-    return _ruling("reject", None, score, "no_match")
+    return _ruling("reject", None, best_of_similarities([e.content for e in accepts], tokens), "no_match")
 
 
 def _wrong_creator(tokens: tuple[str, ...], used: set[int], entry: Entry, qt: str | None = None) -> bool:

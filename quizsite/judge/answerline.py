@@ -212,6 +212,18 @@ class AnswerLine:
     equivalents: bool = False  # "accept equivalents": other-language names count (see names.EXONYMS)
     word_forms: bool = False  # "accept word forms" / "equivalents": derived forms (migration for migrate)
     initialisms: frozenset[str] = frozenset()  # every accept's initialisms, for a quick first test
+    # Worked out once per parsed line, as the judge needs them for every answer to it: whether no
+    # entry has a before/after condition (then every entry is active and the words below stand),
+    # and the words of all accepts and of all prompts.
+    unconditional: bool = field(init=False, repr=False, compare=False)
+    accept_words: frozenset[str] = field(init=False, repr=False, compare=False)
+    prompt_words: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        entries = self.accepts + self.prompts + self.rejects
+        object.__setattr__(self, "unconditional", all(e.condition is None for e in entries))
+        object.__setattr__(self, "accept_words", frozenset().union(*(e.words for e in self.accepts)))
+        object.__setattr__(self, "prompt_words", frozenset().union(*(e.words for e in self.prompts)))
 
 
 # --------------------------------------------------------------------------------------- markup

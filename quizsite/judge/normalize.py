@@ -9,8 +9,9 @@ Roman numbers, ordinals and a short list of standard abbreviations; any script i
 hawaii), irregular plurals made singular (lemminflect: geese -> goose) and decades in words written
 as digits (the sixties -> 60s).
 
-Nothing here caches on the player's text: the judge is benchmarked as if every given answer were new.
-The line side is cached one level up, by the answer-line parser.
+Nothing here caches on the player's whole text: the judge is benchmarked as if every given answer
+were new. Single words are cached (the stemmer and its dictionary look-ups), as a running game's
+answers share most of their words; the line side is cached one level up, by the answer-line parser.
 """
 
 from __future__ import annotations
@@ -240,13 +241,19 @@ _ALIASES_SOURCE = {
 }
 
 
+# The ASCII characters _CHAR_MAP rewrites: only text with one of them (or non-ASCII) is translated,
+# as translating other ASCII text changes nothing and costs a dictionary look-up per character.
+assert {chr(k) for k in _CHAR_MAP if k < 128} == {"&", "+", "`"}, "update _fold's test"
+
+
 def _fold(text: str) -> str:
     """Characters only: special letters, accents (NFKD minus combining marks), case, punctuation
     that changes word boundaries. Returns text ready for tokenising."""
     if not text.isascii():
         # A Greek word is transliterated (Ἀθῆναι -> Athinai); a lone letter is named (α -> alpha).
         text = _GREEK_WORD.sub(lambda m: anyascii(m.group(0)), text)
-    text = text.translate(_CHAR_MAP)
+    if "&" in text or "+" in text or "`" in text or not text.isascii():
+        text = text.translate(_CHAR_MAP)
     if not text.isascii():
         text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
         if not text.isascii():
@@ -395,10 +402,13 @@ def _s_plural_singular(tok: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def _stem(tok: str) -> str:
     """Plural and possessive endings off, so that "Rockies" meets "Rocky" and "faults" meets "fault".
     Deliberately light: a wrong stem on both sides is harmless, a heavy stemmer merges real words.
-    Irregular plurals (geese, phenomena, children) go to their dictionary singular."""
+    Irregular plurals (geese, phenomena, children) go to their dictionary singular. Cached per
+    word, as the dictionary look-ups below already are: a pure function of one word, and players'
+    words repeat (a game's answers share most of theirs)."""
     if len(tok) < 3 or not tok.isalpha() or tok in _NO_STEM:
         return tok
     if tok in _DECADE_WORDS:
@@ -446,14 +456,20 @@ _BC = frozenset(("bc", "bce"))
 _NUMBER_SIGNS = frozenset(("no", "nr", "number", "num"))
 
 
+_DIGIT = re.compile(r"[0-9]")
+
+
 def _base_tokens(text: str) -> list[str]:
     """Everything but the alias table: fold, tokenise, drop articles, numbers, Roman numerals, stem."""
-    tokens = _TOKEN.findall(_fold(text))
+    folded = _fold(text)  # ASCII throughout: anyascii has romanised the rest
+    tokens = _TOKEN.findall(folded)
     if len(tokens) > 1 and tokens[0] in LEADING_ARTICLES:
         tokens = tokens[1:]
     if len(tokens) > 1 and "the" in tokens:
         tokens = [t for t in tokens if t != "the"] or tokens
-    if any(t in _NUMBER_WORDS or t[0].isdigit() for t in tokens):
+    if not _NUMBER_WORDS.isdisjoint(tokens) or (
+        _DIGIT.search(folded) and any(t[0].isdigit() for t in tokens)
+    ):
         tokens = _numbers(tokens)
         if len(tokens) > 1 and any(t in _DECADE_WORDS for t in tokens):
             tokens = _centuries(tokens)
@@ -468,7 +484,7 @@ def _base_tokens(text: str) -> list[str]:
             if tok == "v" and i < last and tokens[i + 1] != "of":
                 out.append("versus")  # Roe v. Wade, but Henry V and Henry V of England
                 continue
-            r = _roman(tok)
+            r = _roman(tok) if tok[0] in "ivx" else None  # _ROMAN reads i, v, x only
             if r is not None:
                 out.append(r)
                 continue
