@@ -10,15 +10,19 @@ Typical use::
     p = irt.predict(irt.load_fit("fits/run-1"), [("q9_1", "agent-7")], queries=[{"id": "q9_1", "text": "..."}])
 
 See ``irt/README.md``.
+
+The names that need torch (the models, training, saved fits, predictions) are imported on first
+use: every Django process imports this package through the research app, and torch alone took 1.2 s
+of each start and a large, long-lived heap in each web process that never fits anything.
 """
 
-from .api import predict, with_embeddings
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .data import FitData, IRTDataError, Responses, load_embeddings, save_embeddings
 from .embed import DEFAULT_MODEL, DEFAULT_TEMPLATE, embed_queries, embed_texts, item_text, load_encoder
 from .grouping import group_humans_paper
 from .interpret import ItemClusters, cluster_items, effective_difficulty, relevance_share
-from .io import load_fit, save_fit
-from .models import MIRT, Caimira, IRTModel, OnePL, TwoPL
 from .prepare import (
     ClueItem,
     HumanGroup,
@@ -35,7 +39,31 @@ from .prepare import (
     split_clues,
     tossup_rulings,
 )
-from .train import EpochStatus, FitConfig, FitResult, ProgressCallback, fit, hash_split
+
+_NEEDS_TORCH = {
+    "predict": "api", "with_embeddings": "api",
+    "load_fit": "io", "save_fit": "io",
+    "MIRT": "models", "Caimira": "models", "IRTModel": "models", "OnePL": "models", "TwoPL": "models",
+    "EpochStatus": "train", "FitConfig": "train", "FitResult": "train", "ProgressCallback": "train",
+    "fit": "train", "hash_split": "train",
+}
+
+if TYPE_CHECKING:
+    from .api import predict, with_embeddings
+    from .io import load_fit, save_fit
+    from .models import MIRT, Caimira, IRTModel, OnePL, TwoPL
+    from .train import EpochStatus, FitConfig, FitResult, ProgressCallback, fit, hash_split
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: a torch-backed name, imported (and kept) on first use."""
+    module = _NEEDS_TORCH.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MODEL",
