@@ -12,16 +12,9 @@ from quizsite.agents.models import Agent
 from quizsite.play import hub as hub_module
 from quizsite.play.routing import websocket_urlpatterns
 
-from .wsclient import OPEN, Client, drain
+from .wsclient import Client, drain
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while OPEN:
-        await OPEN.pop().close()
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.usefixtures("close_clients")]
 
 
 def the_hub():

@@ -9,16 +9,9 @@ from django.contrib.sessions.backends.db import SessionStore
 
 from quizsite.items.models import Response
 
-from .wsclient import OPEN, Client, drain
+from .wsclient import Client, drain
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while OPEN:
-        await OPEN.pop().close()
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.usefixtures("close_clients")]
 
 
 async def start(*names):

@@ -13,16 +13,9 @@ from quizsite.play.models import ChatMessage, Player, Room
 from quizsite.play.services import PlayError
 from quizsite.play.writer import GroupWriter
 
-from .wsclient import OPEN, Client
+from .wsclient import Client
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-@pytest.fixture(autouse=True)
-async def _close_clients():
-    yield
-    while OPEN:
-        await OPEN.pop().close()
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.usefixtures("close_clients")]
 
 
 @database_sync_to_async
