@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, run_case  # noqa: E402
+from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, measured_case  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 BOUND_MS = 100.0
@@ -41,9 +41,9 @@ def fmt(x: float) -> str:
 def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
     a, b = project.row(), minimal.row()
     print(f"\n{label}: {project.players} players, {project.deliveries} word deliveries "
-          f"(minimal {minimal.deliveries}); project daphne RSS {', '.join(f'{m:.0f}' for m in project.rss_mb)} MB")
+          f"(minimal {minimal.deliveries}); project server RSS {', '.join(f'{m:.0f}' for m in project.rss_mb)} MB")
     print(f"{'':14}{'project':>10}{'minimal':>10}{'ratio':>8}")
-    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99"):
+    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99", "cpu_s"):
         ratio = a[key] / b[key] if b[key] and not math.isnan(b[key]) and b[key] > 0 else float("nan")
         print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
     for key in ("lost", "duplicated", "missing_end", "refused"):
@@ -55,7 +55,9 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", choices=["embedded", "services"], default="embedded")
-    ap.add_argument("--procs", type=int, nargs="+", default=[1], help="daphne processes (services only for > 1)")
+    ap.add_argument("--procs", type=int, nargs="+", default=[1], help="ASGI processes (services only for > 1)")
+    ap.add_argument("--servers", nargs="+", choices=["uvicorn", "daphne"], default=["uvicorn"],
+                    help="ASGI servers to run the project on, each measured beside the minimal server")
     ap.add_argument("--cases", nargs="+", default=["1x500", "50x10"], help="ROOMSxPLAYERS, or ROOMSxN with --sweep")
     ap.add_argument("--sweep", type=int, nargs="*", default=None, help="player counts for a ROOMSxN case")
     ap.add_argument("--ms-per-word", type=int, default=50)
@@ -65,21 +67,21 @@ def main() -> None:
     points: list[tuple[str, int, CaseResult]] = []
     minimal = MinimalServer()
     try:
-        for procs in args.procs:
-            server = ProjectServer(profile=args.profile, procs=procs)
+        for name, procs in [(s, p) for p in args.procs for s in args.servers]:
+            server = ProjectServer(profile=args.profile, procs=procs, server=name)
             try:
                 for case in args.cases:
                     for n in (args.sweep or [None]):
                         rooms, per_room = parse_case(case, n)
-                        label = f"{args.profile} x{procs} proc, {rooms} x {per_room}"
-                        base = asyncio.run(run_case(minimal.ports, rooms, per_room, ms_per_word=args.ms_per_word,
-                                                    name="minimal"))
-                        got = asyncio.run(run_case(server.ports, rooms, per_room, ms_per_word=args.ms_per_word,
-                                                   name=label))
+                        label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
+                        base = asyncio.run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
+                                                         ms_per_word=args.ms_per_word, name="minimal"))
+                        got = asyncio.run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
+                                                        ms_per_word=args.ms_per_word, name=label))
                         got.rss_mb = server.rss_mb()
                         show(label, got, base)
                         shape = f"{rooms} room{'s' if rooms > 1 else ''}"
-                        points += [(f"{args.profile} {procs}p, {shape}", rooms * per_room, got),
+                        points += [(f"{name} {args.profile} {procs}p, {shape}", rooms * per_room, got),
                                    (f"minimal, {shape}", rooms * per_room, base)]
             finally:
                 server.close()
@@ -87,10 +89,11 @@ def main() -> None:
         minimal.close()
     if args.sweep:
         print("\nplayers per process at the latency bound (p99 late and spread < 100 ms):")
-        for procs in args.procs:
-            ok = [n for lab, n, r in points if lab.startswith(f"{args.profile} {procs}p,")
+        for name, procs in [(s, p) for p in args.procs for s in args.servers]:
+            ok = [n for lab, n, r in points if lab.startswith(f"{name} {args.profile} {procs}p,")
                   and r.row()["late_p99"] < BOUND_MS and r.row()["spread_p99"] < BOUND_MS and not r.lost]
-            print(f"  {procs} process(es): {max(ok) // procs if ok else 0} players per process (max {max(ok) if ok else 0})")
+            print(f"  {name}, {procs} process(es): {max(ok) // procs if ok else 0} players per process "
+                  f"(max {max(ok) if ok else 0})")
     plot(points, OUT / "ws_load.png")
     print(f"\nplot: {OUT / 'ws_load.png'}")
 

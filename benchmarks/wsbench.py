@@ -28,6 +28,10 @@ from statistics import quantiles
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from quizsite.core.asgiserver import server_command, server_name  # noqa: E402
+
 N_WORDS = 60
 BUZZ_AT = 20  # the room's buzzer buzzes once this many words have arrived, answers wrong, reading resumes
 WRONG = "definitely not the answer"
@@ -142,6 +146,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far: a measure of the server's work that the machine's
+    other load moves much less than it moves latency."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def measured_case(pids: list[int], ports: list[int], rooms: int, per_room: int, **kwargs: Any) -> CaseResult:
+    """`run_case`, with the server's CPU seconds over it."""
+    before = cpu_seconds(pids)
+    result = await run_case(ports, rooms, per_room, **kwargs)
+    result.cpu_s = cpu_seconds(pids) - before
+    return result
+
+
 def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60, path: str | None = None) -> None:
     import socket
 
@@ -189,9 +211,10 @@ PG = "postgres://root@127.0.0.1:5432"
 
 class ProjectServer:
     """The project on a fresh var folder: `embedded` (SQLite, in-memory layer) or `services` (PostgreSQL +
-    Redis), with `procs` daphne processes sharing the rooms."""
+    Redis), with `procs` ASGI processes (uvicorn, or daphne: `server`) sharing the rooms."""
 
-    def __init__(self, profile: str = "embedded", procs: int = 1, extra_env: dict[str, str] | None = None):
+    def __init__(self, profile: str = "embedded", procs: int = 1, extra_env: dict[str, str] | None = None,
+                 server: str | None = None):
         if profile == "embedded" and procs != 1:
             raise ValueError("the embedded default is one process (in-memory channel layer)")
         self.tmp = tempfile.TemporaryDirectory(prefix="wsbench-")
@@ -216,10 +239,11 @@ class ProjectServer:
         items.write_text("\n".join(json.dumps(t) for t in bench_tossups()) + "\n")
         subprocess.run([*manage, "import_items", "--format", "quizbowl", str(items), "--set", "bench"], cwd=REPO,
                        env=env, check=True, capture_output=True)
+        self.server = server_name(server)
         self.ports = [free_port() for _ in range(procs)]
         self.procs = [
-            subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(p), "quizsite.asgi:application"],
-                             cwd=REPO, env=env, stdout=(var / f"daphne{p}.log").open("w"), stderr=subprocess.STDOUT,
+            subprocess.Popen(server_command("127.0.0.1", p, server=self.server), cwd=REPO, env=env,
+                             stdout=(var / f"{self.server}{p}.log").open("w"), stderr=subprocess.STDOUT,
                              start_new_session=True)
             for p in self.ports
         ]
@@ -282,6 +306,7 @@ class CaseResult:
     missing_end: int
     refused: int
     rss_mb: list[float] = field(default_factory=list)
+    cpu_s: float = float("nan")  # the server processes' CPU seconds (user + system) during the case
     worst_late_by_word: dict[int, float] = field(default_factory=dict)  # where in the tossup lateness peaks
 
     def pct(self, values: list[float], p: int) -> float:
@@ -296,7 +321,7 @@ class CaseResult:
             "spread_p50": self.pct(self.spread, 50), "spread_p99": self.pct(self.spread, 99),
             "late_p50": self.pct(self.late, 50), "late_p99": self.pct(self.late, 99),
             "join_s": self.join_s, "buzz_p99": self.pct(self.buzz, 99), "ruling_p99": self.pct(self.ruling, 99),
-            "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
+            "cpu_s": self.cpu_s, "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
         }
 
 

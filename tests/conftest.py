@@ -86,7 +86,7 @@ def launch_chromium(playwright):  # type: ignore[no-untyped-def]
 
 # --- Running the suite on two processes (pytest-xdist; `-n 2` in pyproject.toml) ---------------------
 #
-# Most of the suite's wall time is spent waiting on child processes (daphne, Celery workers, chromium),
+# Most of the suite's wall time is spent waiting on child processes (the ASGI server, Celery workers, chromium),
 # so two pytest workers finish it in much less time even on two cores. Three rules keep that honest:
 #
 # * A test marked `serial` (it bounds a latency or a deadline: tests/load, the fault tests) never runs

@@ -35,8 +35,12 @@ MAX_ANSWER, MAX_CHAT = 200, 500
 BUCKET_SIZE, REFILL_PER_S = 20.0, 8.0
 FLOOD_CLOSE_AFTER, FLOOD_WINDOW_S = 40, 10.0  # this many refused-for-speed messages within the window close the socket
 QUEUE_LIMIT = 16  # commands waiting for the socket's worker
+# Texts waiting for a socket whose client is not reading (the server's send waits while the socket's
+# buffers are full); past this the socket is closed, so one stalled client costs a bounded amount of
+# memory and never holds up the room. A reading client's outbox is empty between words.
+OUTBOX_LIMIT = 512
 JOIN_ATTEMPT_S, JOIN_TRIES = 1.0, 10
-CLOSE_TOO_MANY, CLOSE_FLOOD = 4029, 4008
+CLOSE_TOO_MANY, CLOSE_FLOOD, CLOSE_SLOW = 4029, 4008, 4009
 COMMANDS = {"next", "buzz", "answer", "chat", "report", "settings", "sync", "pause", "history"}
 _ids = itertools.count(1)
 
@@ -72,12 +76,18 @@ class PlayConsumer(AsyncWebsocketConsumer):
         self.conn_id = next(_ids)
         self.hub = get_hub()
         self.worker: asyncio.Task | None = None
+        self.sender: asyncio.Task | None = None
+        self.outbox: deque[str | int] = deque()  # texts, and a close code last
+        self.outbox_ready = asyncio.Event()
+        self.stalled = False
+        self.closer: asyncio.Task | None = None
         try:
             await super().__call__(scope, receive, send)
         finally:
             self.hub.unregister(self)
-            if self.worker is not None:
-                self.worker.cancel()
+            for task in (self.worker, self.sender):
+                if task is not None:
+                    task.cancel()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes stale database connections before every message, a trip to the database
@@ -100,10 +110,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
         self.refused: deque[float] = deque()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_LIMIT)
         await self.accept()
+        self.sender = asyncio.get_running_loop().create_task(self._send_loop())
         refusal = self.hub.register(self) or await self.hub.admit(self)
         if refusal:
-            await self._error("too_many_connections", refusal)
-            await self.close(code=CLOSE_TOO_MANY)
+            self._error("too_many_connections", refusal)
+            self.push_close(CLOSE_TOO_MANY)
             return
         self.worker = asyncio.get_running_loop().create_task(self._work())
 
@@ -114,7 +125,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if not (self.bucket.take() and self.hub.allow_message(self)):
-            await self._too_fast()
+            self._too_fast()
             return
         try:
             message = _parse(text_data)
@@ -122,19 +133,19 @@ class PlayConsumer(AsyncWebsocketConsumer):
                 raise PlayError("unknown_type", f"unknown message type {message['type'][:40]!r}")
             self.inbox.put_nowait(message)
         except PlayError as exc:
-            await self.send(text_data=json.dumps(exc.as_event()))
+            self.push(json.dumps(exc.as_event()))
         except asyncio.QueueFull:
-            await self._too_fast()
+            self._too_fast()
 
-    async def _too_fast(self) -> None:
+    def _too_fast(self) -> None:
         now = time.monotonic()
         self.refused.append(now)
         while self.refused and self.refused[0] < now - FLOOD_WINDOW_S:
             self.refused.popleft()
         if len(self.refused) >= FLOOD_CLOSE_AFTER:
-            await self.close(code=CLOSE_FLOOD)
+            self.push_close(CLOSE_FLOOD)
             return
-        await self._error("too_fast", "slow down")
+        self._error("too_fast", "slow down")
 
     async def _work(self) -> None:
         while True:
@@ -147,10 +158,10 @@ class PlayConsumer(AsyncWebsocketConsumer):
                 else:
                     await self.hub.command(self, message["type"], self._payload(message))
             except PlayError as exc:
-                await self.send(text_data=json.dumps(exc.as_event()))
+                self.push(json.dumps(exc.as_event()))
             except Exception:  # a bug must cost one message, never the socket and its clean-up
                 log.exception("play message failed in room %s: %.200s", self.slug, message)
-                await self._error("server_error", "the server could not handle that message")
+                self._error("server_error", "the server could not handle that message")
 
     def _payload(self, message: dict[str, Any]) -> dict[str, Any]:
         kind = message["type"]
@@ -211,22 +222,55 @@ class PlayConsumer(AsyncWebsocketConsumer):
         """Room events reach joined sockets only, and not those that the hello already covered."""
         return self.player_id is not None and not (term == self.term and seq <= self.seq)
 
-    async def send_text(self, text: str) -> None:
-        await self.send(text_data=text)
+    def push(self, text: str) -> None:
+        """Queue a text for this socket without waiting. Everything a socket is sent goes through its
+        outbox, in order, written out by the socket's own task: the hub hands every socket of a room
+        the same text in one loop, and a client that does not read must hold up nobody after it."""
+        if self.stalled:
+            return
+        self.outbox.append(text)
+        if len(self.outbox) > OUTBOX_LIMIT:
+            self.stalled = True
+            self.outbox.clear()
+            log.info("room %s: closing a socket that read nothing of %d messages", self.slug, OUTBOX_LIMIT)
+            # Not queued: the send loop is stuck behind the full socket (the server drops it, wsserver.py).
+            self.closer = asyncio.get_running_loop().create_task(self.close(code=CLOSE_SLOW))
+        self.outbox_ready.set()
+
+    def push_close(self, code: int) -> None:
+        """Close the socket once what is queued before it has been written."""
+        if not self.stalled:
+            self.outbox.append(code)
+            self.outbox_ready.set()
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                await self.outbox_ready.wait()
+                self.outbox_ready.clear()
+                while self.outbox:
+                    item = self.outbox.popleft()
+                    if isinstance(item, int):
+                        self.stalled = True  # nothing more after a close
+                        await self.close(code=item)
+                        return
+                    await self.send(text_data=item)
+        except OSError:  # the client went away mid-send; __call__'s clean-up runs
+            return
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None:
         if join.get("player_id"):
             self.player_id, self.term, self.seq = join["player_id"], join["term"], join["seq"]
         if not (join.get("moved") and self.joining is not None):  # a join that met a move is retried quietly
             for text in texts:
-                await self.send(text_data=text)
+                self.push(text)
         if self.joining is not None and not self.joining.done() and join:
             self.joining.set_result("moved" if join.get("moved") else "done")
             if not join.get("player_id"):  # refused or moved: the player may try again
                 self.joining = None
 
-    async def _error(self, code: str, message: str) -> None:
-        await self.send(text_data=json.dumps({"type": "error", "code": code, "message": message}))
+    def _error(self, code: str, message: str) -> None:
+        self.push(json.dumps({"type": "error", "code": code, "message": message}))
 
     async def _agent(self, name: str) -> Agent:
         """Who is joining. Guests are made on join, never on connect, and a crowd's guests are made

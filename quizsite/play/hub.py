@@ -77,7 +77,7 @@ class Conn(Protocol):
 
     def wants(self, term: str, seq: int) -> bool: ...
 
-    async def send_text(self, text: str) -> None: ...
+    def push(self, text: str) -> None: ...
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None: ...
 
@@ -308,12 +308,12 @@ class Hub:
             log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
 
     async def _fan_out(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
-        # Each text to every socket before the next text: a small ruling is not queued behind a large
-        # score list for the sockets that come later in the loop.
+        # Into each socket's outbox, which never waits (a socket's own task writes it out): a client
+        # that stops reading holds up nobody else. Each text to every socket before the next text.
         conns = [c for c in self.rooms.get(slug, ()) if c.wants(term, seq)]
         for text in texts:
             for conn in conns:
-                await conn.send_text(text)
+                conn.push(text)
 
     async def _receive_loop(self) -> None:
         while True:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.accounts.conftest import PASSWORD
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
-from tests.e2e.servers import REPO, app_env, daphne, manage, migrate_and_import, stop, wait_http
+from tests.e2e.servers import REPO, app_env, asgi_server, manage, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 SHOTS = REPO / "var" / "screenshots"
@@ -27,7 +27,7 @@ def app(tmp_path_factory):  # type: ignore[no-untyped-def]
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
     migrate_and_import(env, fixture, "--set", "acc", "--name", "Accounts set")
     port = free_port()
-    proc = daphne(port, env, tmp_path / "daphne.log")
+    proc = asgi_server(port, env, tmp_path / "server.log")
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc)
         yield f"http://127.0.0.1:{port}", env

@@ -1,4 +1,4 @@
-"""Start the real app in child processes (daphne via quickstart, or daphne alone) for end-to-end tests."""
+"""Start the real app in child processes (quickstart, or the ASGI server alone) for end-to-end tests."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from quizsite.core.asgiserver import server_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,8 +64,11 @@ def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
-def daphne(port: int, env: dict[str, str], log: Path, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "daphne", *extra, "-b", "127.0.0.1", "-p", str(port), "quizsite.asgi:application"]
+def asgi_server(port: int, env: dict[str, str], log: Path, *, ping_interval: float = 10.0,
+                ping_timeout: float = 10.0) -> subprocess.Popen:
+    """The ASGI server as quickstart starts it (uvicorn; `ASGI_SERVER=daphne` in the environment picks daphne)."""
+    cmd = server_command("127.0.0.1", port, server=env.get("ASGI_SERVER"), ping_interval=ping_interval,
+                         ping_timeout=ping_timeout)
     return start(cmd, env, log)
 
 

@@ -1,4 +1,4 @@
-"""Bots in a play room, against a real server: daphne in a child process, people as websocket clients.
+"""Bots in a play room, against a real server: the ASGI server in a child process, people as websocket clients.
 
 The server starts each bot itself (PLAY_BOT_LAUNCHER=inline: an asyncio task of the ASGI process), and
 the bot connects back through a TCP proxy of the test's (PLAY_BOT_WS_BASE), so that the test can cut its
@@ -18,7 +18,7 @@ from django.core import signing
 from quizsite.play.bots import SALT, bot_token
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
-from .servers import app_env, daphne, manage, stop, wait_http
+from .servers import app_env, asgi_server, manage, stop, wait_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 KEY = "bots-e2e-secret-key-" + "x" * 40
@@ -52,14 +52,14 @@ def server(tmp_path_factory):
         "from django.core.management import call_command as c; c('migrate', verbosity=0); "
         f"c('import_items', '--format', 'quizbowl', {str(items)!r}, '--set', 'bots'); {REGISTER}",
     )
-    proc = daphne(port, env, tmp / "daphne.log")
+    proc = asgi_server(port, env, tmp / "server.log")
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc)
         yield {
             "port": port,
             "proxy_port": proxy_port,
             "db": tmp / "var" / "db.sqlite3",
-            "log": tmp / "daphne.log",
+            "log": tmp / "server.log",
         }
     finally:
         stop(proc)

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port, launch_chromium, needs_chromium
 
-from .servers import app_env, daphne, migrate_and_import, stop, wait_http
+from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
@@ -18,7 +18,7 @@ def app_url(tmp_path):
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
     migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
     port = free_port()
-    proc = daphne(port, env, tmp_path / "daphne.log")
+    proc = asgi_server(port, env, tmp_path / "server.log")
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc)
         yield f"http://127.0.0.1:{port}"

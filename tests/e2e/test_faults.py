@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import free_port, service_up
 
-from .servers import app_env, daphne, migrate_and_import, stop, wait_http
+from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
 
 pytestmark = [
     pytest.mark.services,
@@ -52,7 +52,7 @@ def faults_db(tmp_path_factory):
 
 @pytest.fixture
 def cluster(tmp_path, faults_db):
-    """Two daphne processes on one PostgreSQL database and a Redis server of the test's own (it restarts it)."""
+    """Two ASGI server processes on one PostgreSQL database and a Redis server of the test's own (it restarts it)."""
     import psycopg
 
     redis_port = free_port()
@@ -67,7 +67,7 @@ def cluster(tmp_path, faults_db):
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {faults_db}")
     env = app_env(tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")
     ports = [free_port(), free_port()]
-    procs = [daphne(p, env, tmp_path / f"daphne{p}.log") for p in ports]
+    procs = [asgi_server(p, env, tmp_path / f"server{p}.log") for p in ports]
     state = {"ports": ports, "procs": procs, "redis": redis, "redis_cmd": redis_cmd, "db": f"{PG}/{name}"}
     try:
         for port, proc in zip(ports, procs, strict=True):

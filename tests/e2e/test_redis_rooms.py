@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port, service_up
 
-from .servers import app_env, daphne, migrate_and_import, stop, wait_http
+from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
 
 pytestmark = [
     pytest.mark.services,
@@ -35,7 +35,7 @@ def two_servers(tmp_path):
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
     migrate_and_import(env, fixture, "--set", "e2e")
     ports = [free_port(), free_port()]
-    procs = [daphne(p, env, tmp_path / f"daphne{p}.log") for p in ports]
+    procs = [asgi_server(p, env, tmp_path / f"server{p}.log") for p in ports]
     try:
         for port, proc in zip(ports, procs, strict=True):
             wait_http(f"http://127.0.0.1:{port}/healthz", proc)

@@ -1,5 +1,5 @@
 """Clients that stop reading: they are closed by the server's ping timeout (they cannot answer a ping),
-while the room goes on for everyone else and the server stays responsive. Embedded default, real daphne
+while the room goes on for everyone else and the server stays responsive. Embedded default, the real ASGI server
 with the ping settings quickstart uses, shortened."""
 
 import asyncio
@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import TOSSUPS, free_port
 
-from .servers import app_env, daphne, migrate_and_import, stop, wait_http
+from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 QUERY = "ms_per_word=40&answer_ms=3000&dead_ms=500&set=e2e"
@@ -24,7 +24,7 @@ def server(tmp_path):
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
     migrate_and_import(env, fixture, "--set", "e2e")
     port = free_port()
-    proc = daphne(port, env, tmp_path / "daphne.log", "--ping-interval", "1", "--ping-timeout", "1")
+    proc = asgi_server(port, env, tmp_path / "server.log", ping_interval=1, ping_timeout=1)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc)
         yield port

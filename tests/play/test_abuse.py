@@ -195,3 +195,52 @@ async def test_join_is_answered_from_a_room_led_elsewhere(tossup_set):
     assert (await a.until("buzz"))["player_id"] == hello["player_id"]
     assert "far" not in hub.actors  # the room stayed led by the other process throughout
     await other.close()
+
+
+class StallableApp:
+    """The socket app with a switch that makes its sends wait, as a server's send waits for a client
+    whose buffers are full because it reads nothing. Closes are not held: the server drops such a
+    connection instead of waiting to flush it (quizsite/core/wsprotocol.py)."""
+
+    def __init__(self, app):
+        self.app, self.reading = app, asyncio.Event()
+        self.reading.set()
+
+    async def __call__(self, scope, receive, send):
+        async def held(message):
+            if message["type"] == "websocket.send":
+                await self.reading.wait()
+            await send(message)
+
+        await self.app(scope, receive, held)
+
+
+async def test_a_client_that_stops_reading_holds_up_nobody_and_is_closed(tossup_set, monkeypatch):
+    from quizsite.play import consumers
+
+    from .wsclient import APP, FAST_QUERY
+
+    monkeypatch.setattr(consumers, "OUTBOX_LIMIT", 8)
+    stall = StallableApp(APP)
+    a = Client()
+    await a.join("ann")
+    s = Client()
+    s.comm = WebsocketCommunicator(stall, f"/ws/play/r/?{FAST_QUERY}")
+    hello = await s.join("sam")
+    await drain(s)
+    stall.reading.clear()  # sam's client reads nothing from here on
+    await a.send({"type": "next"})
+    end = await a.until("tossup_end", timeout=10)  # ann's words never waited for sam's socket
+    words = {}
+    for frame in a.frames:
+        if frame["type"] == "words":
+            words.update((frame["start"] + k, w) for k, w in enumerate(frame["words"]))
+    assert [words[i] for i in range(len(words))] == end["text"].replace(" (*)", "").split()
+    assert (await s.comm.receive_output(timeout=2)) == {"type": "websocket.close", "code": 4009}
+    await s.comm.send_input({"type": "websocket.disconnect", "code": 4009})  # the server's, once it dropped sam
+    s.closed = True
+    await asyncio.sleep(0.1)
+    hub = the_hub()
+    assert all(c.player_id != hello["player_id"] for c in hub.conns.values())
+    await a.send({"type": "chat", "text": "still served"})
+    assert (await a.until("chat"))["text"] == "still served"

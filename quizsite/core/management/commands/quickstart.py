@@ -13,11 +13,12 @@ import time
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from quizsite.core.asgiserver import server_command
 from quizsite.items.demo import demo_load
 
 
 def port_in_use(host: str, port: int) -> bool:
-    """True when something already listens there (SO_REUSEADDR, as daphne binds: a closing socket in
+    """True when something already listens there (SO_REUSEADDR, as the ASGI servers bind: a closing socket in
     TIME_WAIT is no obstacle, a live server is)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -68,10 +69,8 @@ class Command(BaseCommand):
         local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         env.setdefault("PLAY_BOT_WS_BASE", f"ws://{local}:{port}")
         children: list[subprocess.Popen] = [
-            subprocess.Popen(
-                [sys.executable, "-m", "daphne", "--ping-interval", "10", "--ping-timeout", "10",  # sockets that stop reading go
-                 "-b", host, "-p", str(port), "quizsite.asgi:application"], env=env
-            )
+            # uvicorn (ASGI_SERVER=daphne for daphne); a socket that answers no ping for 20 s is closed
+            subprocess.Popen(server_command(host, port), env=env)
         ]
         if not no_worker:
             children.append(
