@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="after early stopping, continue from the best epoch on all responses, the fit's own "
                    "validation split included, for best_epoch * n_val / n_train epochs (continue; the default "
                    "full batch) or keep the best epoch as it is (none; the default with mini-batches)")
+    f.add_argument("--starts", type=int, default=None,
+                   help="starts fitted until the fixed patience runs out; the one with the lowest validation "
+                   "BCE goes on (default 2 full batch: escapes a worse local solution; 1 mini-batch)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
     f.add_argument("--threads", type=int, default=None, help="torch CPU threads for the fit (small fits: 1 is best)")
     f.add_argument("--no-progress", action="store_true")
@@ -130,6 +133,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         l1=args.l1,
         lambda_weights=args.lambda_weights,
         refit=args.refit,
+        starts=args.starts,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
         threads=args.threads,
@@ -156,7 +160,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
                 post = {"train": f"{st.train_loss:.4f}"}
                 if st.val_loss is not None:
                     post["val"] = f"{st.val_loss:.4f}"
-                post.update(best=f"{st.best_loss:.4f}@{st.best_epoch}", patience=f"{st.patience_left}/{st.patience}")
+                post.update(best=f"{st.best_loss:.4f}@{st.best_epoch}", patience=f"{st.patience_left}/{st.patience}",
+                            start=str(st.start))
                 bar.set_postfix(post, refresh=False)
 
     try:
@@ -167,7 +172,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     save_fit(result, args.out, agents=data.agents)
     m = result.metrics
     summary: dict[str, Any] = {"model": m["model"], "dims": m["dims"], "seconds": m["seconds"], "epochs": m["epochs"],
-                              "l1": m["l1"], "refit_epochs": (m.get("refit") or {}).get("epochs", 0)}
+                              "l1": m["l1"], "refit_epochs": (m.get("refit") or {}).get("epochs", 0),
+                              "start": (m.get("starts") or {}).get("chosen", 0)}
     if m["val"]:
         summary.update({f"val_{k}": m["val"][k] for k in ("accuracy", "bce", "auc")})
     _log(json.dumps(summary))
