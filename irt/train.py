@@ -65,6 +65,7 @@ class EpochStatus:
     patience_left: int  # epochs without improvement before the fit stops
     monitored: str  # "val" | "train": which loss early stopping watches
     start: int = 0  # which start of a multi-start fit (FitConfig.starts) this epoch belongs to
+    starts: int = 1  # how many starts the fit screens
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -621,7 +622,8 @@ class _Start:
             on_epoch(EpochStatus(epoch=epoch, max_epochs=cfg.max_epochs, train_loss=train_loss, val_loss=val_loss,
                                  best_epoch=self.best_epoch, best_loss=self.best, patience=self.patience,
                                  patience_left=self.patience - self.bad,
-                                 monitored="val" if val_loss is not None else "train", start=self.k))
+                                 monitored="val" if val_loss is not None else "train", start=self.k,
+                                 starts=cfg.starts or 1))
         return self.bad >= self.patience
 
 

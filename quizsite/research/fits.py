@@ -186,11 +186,12 @@ class _Attempt:
         this state rather than a bar against the epoch cap."""
 
         def hook(st: irt.EpochStatus) -> None:
-            if self._throttled(st.epoch == 1):
+            if self._throttled(st.epoch == 1):  # each start of a multi-start fit counts its epochs from 1
                 return
             self.write({"phase": "fitting", "epoch": st.epoch, "max_epochs": st.max_epochs, "train_loss": st.train_loss,
                         "val_loss": st.val_loss, "best_epoch": st.best_epoch, "best_loss": st.best_loss,
-                        "monitored": st.monitored, "patience": st.patience, "patience_left": st.patience_left})
+                        "monitored": st.monitored, "patience": st.patience, "patience_left": st.patience_left,
+                        "start": st.start + 1, "starts": st.starts})
 
         return hook
 

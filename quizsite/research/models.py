@@ -42,7 +42,8 @@ class FitRun(models.Model):
     counts = models.JSONField(default=dict, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     # {"phase", "items", "items_done" (embedding), "epoch", "max_epochs", "train_loss", "val_loss", "best_epoch",
-    #  "best_loss", "monitored", "patience", "patience_left" (fitting), "updated"}
+    #  "best_loss", "monitored", "patience", "patience_left", "start", "starts" (fitting; start counts from 1),
+    #  "updated"}
     progress = models.JSONField(default=dict, blank=True)
     history = models.JSONField(default=list, blank=True)
     timing = models.JSONField(default=dict, blank=True)  # seconds per phase

@@ -38,6 +38,9 @@
           $("progress-bar").style.width = Math.min(100, (100 * (p.items_done || 0)) / p.items) + "%";
         }
         if (p.phase === "fitting" && p.epoch) {
+          $("start-of").hidden = !(p.starts > 1);
+          $("start").textContent = p.start ?? "–";
+          $("starts").textContent = p.starts ?? "–";
           $("epoch").textContent = p.epoch;
           $("max-epochs").textContent = p.max_epochs || "–";
           $("best-epoch").textContent = p.best_epoch ?? "–";

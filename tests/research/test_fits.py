@@ -226,8 +226,15 @@ def test_progress_rows_show_items_embedded_and_where_early_stopping_stands(world
     n_items = run.counts["items"]
     assert embedding[0]["items_done"] == 0 and embedding[-1]["items_done"] == n_items
     assert all(w["items"] == n_items for w in embedding)
-    fitting = [w for w in writes if w["phase"] == "fitting"]
+    every = [w for w in writes if w["phase"] == "fitting"]
+    starts = run.metrics["starts"]
+    assert {w["starts"] for w in every} == {run.metrics["config"]["starts"]} == {2}
+    for screened in starts["screened"]:  # each start counts its own epochs, from 1
+        mine = [w["epoch"] for w in every if w["start"] == screened["start"] + 1]
+        assert mine[:screened["epochs"]] == list(range(1, screened["epochs"] + 1))
+    fitting = [w for w in every if w["start"] == starts["chosen"] + 1]  # the start that went on
     assert [w["epoch"] for w in fitting] == list(range(1, run.metrics["epochs"] + 1))
+    assert every[-1] is fitting[-1]
     last = fitting[-1]
     # the fit stopped because patience ran out, at the best epoch the progress said it kept
     assert run.metrics["stopped"] == "patience" and last["patience_left"] == 0

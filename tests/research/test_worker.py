@@ -81,7 +81,9 @@ def _run_through_worker(tmp_path: Path, database_url: str, read_row, embedder_ar
         fit_id = int(out.split()[1])
         deadline = time.monotonic() + TIMEOUT_S
         row = read_row(fit_id)
-        while row["status"] in ("queued", "running") and time.monotonic() < deadline:
+        # a run is made active in its own transaction right after the one that writes `succeeded`
+        while (row["status"] in ("queued", "running") or (row["status"] == "succeeded" and not row["is_active"])) \
+                and time.monotonic() < deadline:
             assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-3000:]
             time.sleep(0.5)
             row = read_row(fit_id)
