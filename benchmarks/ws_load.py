@@ -43,7 +43,7 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
     print(f"\n{label}: {project.players} players, {project.deliveries} word deliveries "
           f"(minimal {minimal.deliveries}); project server RSS {', '.join(f'{m:.0f}' for m in project.rss_mb)} MB")
     print(f"{'':14}{'project':>10}{'minimal':>10}{'ratio':>8}")
-    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99", "cpu_s"):
+    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99", "cpu_s", "client_cpu_s"):
         ratio = a[key] / b[key] if b[key] and not math.isnan(b[key]) and b[key] > 0 else float("nan")
         print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
     for key in ("lost", "duplicated", "missing_end", "refused"):
@@ -61,9 +61,16 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", default=["1x500", "50x10"], help="ROOMSxPLAYERS, or ROOMSxN with --sweep")
     ap.add_argument("--sweep", type=int, nargs="*", default=None, help="player counts for a ROOMSxN case")
     ap.add_argument("--ms-per-word", type=int, default=50)
+    ap.add_argument("--client-loop", choices=["asyncio", "uvloop"], default="asyncio",
+                    help="event loop of the load clients (500 clients in one process can saturate a core)")
     args = ap.parse_args()
 
     OUT.mkdir(exist_ok=True)
+    run = asyncio.run
+    if args.client_loop == "uvloop":
+        import uvloop
+
+        run = uvloop.run
     points: list[tuple[str, int, CaseResult]] = []
     minimal = MinimalServer()
     try:
@@ -74,10 +81,10 @@ def main() -> None:
                     for n in (args.sweep or [None]):
                         rooms, per_room = parse_case(case, n)
                         label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
-                        base = asyncio.run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
-                                                         ms_per_word=args.ms_per_word, name="minimal"))
-                        got = asyncio.run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
-                                                        ms_per_word=args.ms_per_word, name=label))
+                        base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
+                                                 ms_per_word=args.ms_per_word, name="minimal"))
+                        got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
+                                                ms_per_word=args.ms_per_word, name=label))
                         got.rss_mb = server.rss_mb()
                         show(label, got, base)
                         shape = f"{rooms} room{'s' if rooms > 1 else ''}"

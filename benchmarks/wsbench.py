@@ -158,9 +158,9 @@ def cpu_seconds(pids: list[int]) -> float:
 
 async def measured_case(pids: list[int], ports: list[int], rooms: int, per_room: int, **kwargs: Any) -> CaseResult:
     """`run_case`, with the server's CPU seconds over it."""
-    before = cpu_seconds(pids)
+    before, own = cpu_seconds(pids), time.process_time()
     result = await run_case(ports, rooms, per_room, **kwargs)
-    result.cpu_s = cpu_seconds(pids) - before
+    result.cpu_s, result.client_cpu_s = cpu_seconds(pids) - before, time.process_time() - own
     return result
 
 
@@ -307,6 +307,7 @@ class CaseResult:
     refused: int
     rss_mb: list[float] = field(default_factory=list)
     cpu_s: float = float("nan")  # the server processes' CPU seconds (user + system) during the case
+    client_cpu_s: float = float("nan")  # the load clients' own (this process): near the case's wall time, they are the bottleneck
     worst_late_by_word: dict[int, float] = field(default_factory=dict)  # where in the tossup lateness peaks
 
     def pct(self, values: list[float], p: int) -> float:
@@ -321,7 +322,7 @@ class CaseResult:
             "spread_p50": self.pct(self.spread, 50), "spread_p99": self.pct(self.spread, 99),
             "late_p50": self.pct(self.late, 50), "late_p99": self.pct(self.late, 99),
             "join_s": self.join_s, "buzz_p99": self.pct(self.buzz, 99), "ruling_p99": self.pct(self.ruling, 99),
-            "cpu_s": self.cpu_s, "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
+            "cpu_s": self.cpu_s, "client_cpu_s": self.client_cpu_s, "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
         }
 
 
@@ -389,7 +390,7 @@ async def run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: 
             try:
                 bot.ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{bot.room}/?{query}", open_timeout=60,
                                                   origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None, ping_interval=None,
-                                                  close_timeout=2)
+                                                  close_timeout=2, compression=None)  # as the project serves: no deflate
             except Exception:
                 refused += 1
                 return

@@ -4,6 +4,7 @@ import gc
 import os
 
 from django.core.asgi import get_asgi_application
+from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")
 django_asgi_app = get_asgi_application()
@@ -24,7 +25,12 @@ application = ProtocolTypeRouter(
     }
 )
 
-# Everything imported so far (Django, the apps, torch through irt) lives as long as the process: frozen
+# Import what the first requests would import anyway, so that it is frozen below with the rest: the
+# URLconf and every view module behind it (matplotlib, DRF, allauth: 50,000 objects that full
+# collections walked again and again, found with gc.get_objects() in a gc callback under ws_load).
+get_resolver().url_patterns  # noqa: B018 - imports the views
+
+# Everything imported so far (Django, the apps and their views) lives as long as the process: frozen
 # out of the cyclic collector's sight, a full collection walks only what the server allocates while it
 # runs. Unfrozen, each gen-2 pass over the import-time heap stalled every room's clock for 140-230 ms
 # with 500 players (words late by that much; measured with gc.callbacks under benchmarks/ws_load.py).

@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from quizsite.agents.models import Agent
@@ -120,6 +121,13 @@ class PlayConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self.hub.unregister(self)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        # Channels' own also closes stale database connections: a trip to a database thread for every
+        # socket that closes (8% of the main thread while 500 players left a room, py-spy). This one
+        # touches no database, and is in no group (the hub fans out).
+        await self.disconnect(message.get("code", 1000))
+        raise StopConsumer()
 
     # --- inbound: measured on arrival, run in order by the worker ----------------------------------
 
