@@ -13,7 +13,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from quizsite.core.wsserver import autobahn_lazy_debug_formatting  # noqa: E402
+from quizsite.core.wsserver import ServerSend, autobahn_lazy_debug_formatting  # noqa: E402
 from quizsite.play.routing import websocket_urlpatterns  # noqa: E402
 
 autobahn_lazy_debug_formatting()  # daphne's websocket handshakes skip a debug line nobody reads
@@ -21,7 +21,7 @@ autobahn_lazy_debug_formatting()  # daphne's websocket handshakes skip a debug l
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": ServerSend(AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
     }
 )
 

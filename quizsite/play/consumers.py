@@ -24,6 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from quizsite.agents.models import Agent
 from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guests, new_guest_key
+from quizsite.core.wsserver import SERVER_SEND
 
 from . import bots, services
 from .hub import Bucket, get_hub
@@ -252,6 +253,9 @@ class PlayConsumer(AsyncWebsocketConsumer):
             self.outbox_ready.set()
 
     async def _send_loop(self) -> None:
+        # The server's own send when the app is served through quizsite.asgi (core/wsserver.py), else
+        # the consumer's (tests drive the bare stack): texts need nothing of the middleware on the way.
+        raw = self.scope.get(SERVER_SEND)
         try:
             while True:
                 await self.outbox_ready.wait()
@@ -262,7 +266,10 @@ class PlayConsumer(AsyncWebsocketConsumer):
                         self.stalled = True  # nothing more after a close
                         await self.close(code=item)
                         return
-                    await self.send(text_data=item)
+                    if raw is not None:
+                        await raw({"type": "websocket.send", "text": item})
+                    else:
+                        await self.send(text_data=item)
         except OSError:  # the client went away mid-send; __call__'s clean-up runs
             return
 

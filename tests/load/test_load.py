@@ -27,6 +27,7 @@ def minimal():
 def within_bounds(project, baseline) -> tuple[bool, dict]:
     got, base = project.row(), baseline.row()
     summary = {k: round(v, 1) for k, v in got.items()} | {f"minimal_{k}": round(v, 1) for k, v in base.items()}
+    summary["latest_words"] = {i: round(v) for i, v in sorted(project.worst_late_by_word.items(), key=lambda kv: -kv[1])[:6]}
     assert project.deliveries == baseline.deliveries > 0, summary
     assert got["lost"] == got["duplicated"] == got["missing_end"] == got["refused"] == 0, summary
     # Generous, because the machine is shared: the old design missed this by 10-100x.
