@@ -4,6 +4,7 @@ import sqlite3
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,20 @@ def test_quickstart_serves_the_lobby_and_runs_a_worker(tmp_path):
         stop(proc)
     assert db.execute("select count(*) from items_item where kind='tossup'").fetchone() == (n_tossups,)
     assert REPO.exists()
+
+
+def test_ctrl_c_while_the_server_starts_stops_it_too(tmp_path):
+    """Ctrl-C before the server listens: quickstart used to die of KeyboardInterrupt and leave it running."""
+    env = app_env(tmp_path / "var")
+    proc = start([sys.executable, "manage.py", "quickstart", "--port", str(free_port()), "--no-worker", "--no-demo"],
+                 env, tmp_path / "quickstart.log")
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    server = None
+    end = time.monotonic() + 90
+    while server is None and time.monotonic() < end and proc.poll() is None:
+        kids = children.read_text().split() if children.exists() else []
+        server = int(kids[0]) if kids else None
+        time.sleep(0.02)
+    assert server is not None, (tmp_path / "quickstart.log").read_text()[-2000:]
+    assert stop(proc) == 0, (tmp_path / "quickstart.log").read_text()[-2000:]
+    assert not Path(f"/proc/{server}").exists()  # stopped and reaped by quickstart
