@@ -62,3 +62,35 @@ def test_ctrl_c_while_the_server_starts_stops_it_too(tmp_path):
     assert server is not None, (tmp_path / "quickstart.log").read_text()[-2000:]
     assert stop(proc) == 0, (tmp_path / "quickstart.log").read_text()[-2000:]
     assert not Path(f"/proc/{server}").exists()  # stopped and reaped by quickstart
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "daphne"])
+def test_serve_runs_the_asgi_server_alone(tmp_path, server):
+    """`manage.py serve` (production, several processes) serves pages and play sockets, and stops on Ctrl-C."""
+    import asyncio
+    import json
+
+    import websockets
+
+    from .servers import manage
+
+    env = app_env(tmp_path / "var")
+    manage(env, "migrate", "--noinput")
+    port = free_port()
+    proc = start([sys.executable, "manage.py", "serve", "--port", str(port), "--server", server], env,
+                 tmp_path / "serve.log")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, timeout=90)
+
+        async def hello() -> dict:
+            async with websockets.connect(f"ws://127.0.0.1:{port}/ws/play/serve/",
+                                          origin=f"http://127.0.0.1:{port}") as ws:
+                await ws.send(json.dumps({"type": "join", "name": "ann"}))
+                while (m := json.loads(await ws.recv()))["type"] != "hello":
+                    pass
+                return m
+
+        assert asyncio.run(hello())["player_id"]
+    finally:
+        code = stop(proc)
+    assert code == 0, (tmp_path / "serve.log").read_text()[-2000:]
