@@ -242,7 +242,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
             self.stalled = True
             self.outbox.clear()
             log.info("room %s: closing a socket that read nothing of %d messages", self.slug, OUTBOX_LIMIT)
-            # Not queued: the send loop is stuck behind the full socket (the server drops it, wsserver.py).
+            # Not queued: the send loop is stuck behind the full socket (the server drops it: core/wsprotocol.py).
             self.closer = asyncio.get_running_loop().create_task(self.close(code=CLOSE_SLOW))
         self.outbox_ready.set()
 
