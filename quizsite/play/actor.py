@@ -29,7 +29,8 @@ from .bots import RoomBots
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings
 from .models import Player, Room
 from .roster import Roster
-from .services import LostLease, Outcome, PlayError
+from .services import Outcome, PlayError
+from .work import LostLease
 
 if TYPE_CHECKING:
     from .hub import Hub

@@ -396,8 +396,11 @@ class Hub:
             led=[a.room for a in led], now=now, lease=self.lease,
         )
         for actor in renew:
-            if result["renewed"].get(actor.slug):
+            renewed = result["renewed"].get(actor.slug)
+            if renewed:
                 actor.lease_until = now + self.lease
+            elif renewed is None:  # its row was busy in our own commit: the next pass renews it
+                continue
             else:
                 log.warning("room %s: lease lost to another process", actor.slug)
                 await actor.stop(release=False)
@@ -439,7 +442,7 @@ def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list
 
 def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
                 now: datetime, lease: timedelta) -> dict[str, Any]:
-    renewed = {room.slug: leases.room_renew(room=room, now=now, lease=lease) for room in renew}
+    renewed = leases.rooms_renew(rooms=renew, driver=driver, now=now, lease=lease)
     leaders: dict[str, str] = {}
     taken: dict[str, tuple] = {}
     for slug in wanted:
@@ -451,7 +454,7 @@ def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list
         if got is not None:
             taken[slug] = got
     leases.players_seen(player_ids=seen, now=now)
-    online = {room.slug: leases.players_online(room=room, since=now - PRESENCE_TTL) for room in led}
+    online = leases.players_online_in(rooms=led, since=now - PRESENCE_TTL)
     return {"renewed": renewed, "leaders": leaders, "taken": taken, "online": online}
 
 

@@ -3,6 +3,7 @@ every word list is cut at `room.sent_upto`, and the answer appears only in `toss
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,14 +68,18 @@ def tossup_event(room: Room) -> Event:
     return event
 
 
-def tossup_buzzes(room: Room) -> list[dict[str, Any]]:
+def tossup_buzzes(room: Room, pending: Sequence[Response] = ()) -> list[dict[str, Any]]:
     """The buzzes of the current tossup in this room, in order: who, at which word, how it was ruled.
-    A prompted buzz is one buzz with its final ruling. Read once, when the tossup ends."""
+    A prompted buzz is one buzz with its final ruling. Read once, when the tossup ends; `pending`: the
+    responses of the transition that ends it, not written yet (play/work.py)."""
+    fields = ("agent_id", "word_index", "verdict", "points", "given")
     rows = list(
         Response.objects.filter(item_id=current_item(room).pk, room=room.slug, meta__qid=room.qid)
         .order_by("id")
-        .values("agent_id", "word_index", "verdict", "points", "given")
+        .values(*fields)
     )
+    rows += [{f: getattr(r, f) for f in fields} for r in pending
+             if r.room == room.slug and r.item_id == current_item(room).pk and r.meta.get("qid") == room.qid]
     if not rows:
         return []
     roster = roster_of(room)
@@ -96,7 +101,7 @@ def tossup_buzzes(room: Room) -> list[dict[str, Any]]:
     return sorted(buzzes.values(), key=lambda b: b["word_index"])
 
 
-def tossup_end_event(room: Room, reason: str) -> Event:
+def tossup_end_event(room: Room, reason: str, pending: Sequence[Response] = ()) -> Event:
     item = current_item(room)
     return {
         "type": "tossup_end",
@@ -107,7 +112,7 @@ def tossup_end_event(room: Room, reason: str) -> Event:
         "words": item.data["words"],
         "images": item.data.get("images", []),
         "power_index": item.data.get("power_index"),
-        "buzzes": tossup_buzzes(room),
+        "buzzes": tossup_buzzes(room, pending),
         "category": item.category,
         "item_id": item.pk,
         "reason": reason,

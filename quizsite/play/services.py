@@ -2,8 +2,9 @@
 
 The process that leads a room (play/actor.py) owns its `Room` object and calls these functions one at a
 time, so no row lock is needed for buzzer order: the first buzz that reaches the leader wins. Each
-function that writes runs in one transaction and saves the room's live fields *fenced* by the leader's
-lease (`_save`): a process that lost the lease cannot write, and raises `LostLease` instead. Events for
+function that writes runs in one transaction (`step()`, play/work.py: its rows are written with the
+other rooms' of the same group commit) and saves the room's live fields *fenced* by the leader's lease:
+a process that lost the lease cannot write, and raises `LostLease` instead. Events for
 the room are returned in an Outcome and sent by the caller only after the commit. Time is passed in
 (`now`) so tests and the clock agree on one server time.
 """
@@ -16,9 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
-
-from django.db import connection, models
-from django.db.models import F
 
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, RulingReport
@@ -43,7 +41,8 @@ from .models import ChatMessage, Player, Room, TossupReading
 from .names import BadName, name_clean, name_unique
 from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
 from .roster import roster_of
-from .writer import atomic_step
+from .work import Work, step
+from .writer import defers_writes
 
 MAX_PROMPTS = 2
 # An answer sent just before the deadline may arrive a little after it; the clock rules the timeout only
@@ -77,10 +76,6 @@ class PlayError(Exception):
 
     def as_event(self) -> Event:
         return {"type": "error", "code": self.code, "message": self.message}
-
-
-class LostLease(Exception):
-    """This process no longer leads the room: another took over after its lease lapsed."""
 
 
 @dataclass
@@ -131,30 +126,6 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
     return clean
 
 
-@lru_cache(maxsize=16)
-def _fenced_update(fields: tuple[str, ...], vendor: str) -> tuple[str, tuple[models.Field, ...]]:
-    """`UPDATE play_room SET ... WHERE id = %s AND driver = %s` for these fields, built once: the ORM's
-    query compiler cost more than the write itself, and every transition of every room pays it."""
-    qn = connection.ops.quote_name
-    model_fields = tuple(f for f in (Room._meta.get_field(name) for name in fields) if isinstance(f, models.Field))
-    if len(model_fields) != len(fields):
-        raise ValueError(f"not concrete fields of Room: {fields}")
-    sets = ", ".join(f"{qn(f.column or f.attname)} = %s" for f in model_fields)
-    sql = f"UPDATE {qn(Room._meta.db_table)} SET {sets} WHERE {qn('id')} = %s AND {qn('driver')} = %s"
-    return sql, model_fields
-
-
-def room_save_fenced(room: Room, fields: tuple[str, ...] = LIVE_FIELDS) -> None:
-    """Write the room's live fields only while this process still leads it (play/leases.py)."""
-    sql, model_fields = _fenced_update(fields, connection.vendor)
-    # Foreign keys by their column (`buzz_player_id`): reading `room.buzz_player` would fetch the row.
-    params = [f.get_db_prep_save(getattr(room, f.attname), connection) for f in model_fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, room.pk, room.driver])
-        if cursor.rowcount != 1:
-            raise LostLease(room.slug)
-
-
 # --- players ------------------------------------------------------------------------------------------
 
 
@@ -173,7 +144,7 @@ def room_join_many(*, room: Room, requests: list[tuple[int, str]], now: datetime
     """`room_join` for a crowd arriving together, in one read and one insert (the leader batches joins,
     play/writer.py): one result per (agent id, name) request, in order, a refused one as its PlayError.
     Names are made unique in request order, as if the requests had come one by one."""
-    with atomic_step():
+    with step():
         if taken is None:
             taken = dict(Player.objects.filter(room=room).values_list("id", "name"))
         names: dict[Any, str] = dict(taken)  # player id (or, for a player not written yet, the agent) -> name
@@ -304,28 +275,29 @@ def room_wake_in(*, room: Room, now: datetime) -> float:
     return 1.0
 
 
+@defers_writes
 def room_expire(*, room: Room, now: datetime, heard: int = 0) -> Outcome:
     """Rule a buzz whose deadline passed (no answer) or end a tossup whose dead time passed.
     `heard`: the players online now, recorded with the tossup if it ends (TossupReading)."""
-    with atomic_step():
+    with step() as work:
         events: list[Event] = []
         if room.phase == Room.Phase.BUZZED and room_expiry_due(room=room, now=now):
             holder = _player(room, room.buzz_player_id or 0)
-            events += _rule(room, holder, "", now, timeout=True, heard=heard)
+            events += _rule(work, room, holder, "", now, timeout=True, heard=heard)
         events += room_reveal(room=room, now=now)
         if room.phase == Room.Phase.READING and _reading_over(room, now):
-            events += _end(room, "timeout", heard)
+            events += _end(work, room, "timeout", heard)
         if events:
-            room_save_fenced(room)
+            work.save_room(room, LIVE_FIELDS)
         return Outcome(events=events)
 
 
-def _end(room: Room, reason: str, heard: int = 0) -> list[Event]:
+def _end(work: Work, room: Room, reason: str, heard: int = 0) -> list[Event]:
     """End the tossup, and record it (who heard it, the history entry) in the same transaction."""
-    event = tossup_end_event(room, reason)
+    event = tossup_end_event(room, reason, pending=work.responses)
     if room.item_id is not None:
-        TossupReading.objects.create(room=room, item_id=room.item_id, qid=room.qid, heard=heard, reason=reason,
-                                     summary=history_entry(event))
+        work.readings.append(TossupReading(room=room, item_id=room.item_id, qid=room.qid, heard=heard, reason=reason,
+                                           summary=history_entry(event)))
     room.phase = Room.Phase.IDLE
     room.buzz_player = None
     room.buzz_deadline = None
@@ -357,11 +329,12 @@ def _pick_item(room: Room, present: list[int]) -> Item:
 # --- judging and recording -------------------------------------------------------------------------
 
 
-def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, now: datetime, **meta: Any) -> None:
+def _record(work: Work, room: Room, player: Player, text: str, ruling: Ruling, points: int, now: datetime,
+            **meta: Any) -> None:
     tossup = _tossup(room)
     word_index = room.buzz_word_index or 0
     correct = {"accept": True, "reject": False}.get(ruling.verdict)
-    Response.objects.create(
+    work.responses.append(Response(
         agent_id=player.agent_id,
         item=current_item(room),
         source=Response.Source.LIVE,
@@ -378,10 +351,11 @@ def _record(room: Room, player: Player, text: str, ruling: Ruling, points: int, 
         judge_version=JUDGE_VERSION,
         meta={"qid": room.qid, "matched": ruling.matched, "prompt": ruling.prompt, "rule": ruling.rule,
               **adaptive_meta(room_slug=room.slug, settings=room.settings, item_id=room.item_id), **meta},
-    )
+    ))
 
 
-def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool = False, late_text: str = "",
+def _rule(work: Work, room: Room, player: Player, text: str, now: datetime, *, timeout: bool = False,
+          late_text: str = "",
           heard: int = 0) -> list[Event]:
     """Judge the buzz holder's answer, write the response row, then describe the ruling."""
     settings = room_settings(room)
@@ -401,7 +375,7 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
     if ruling.verdict == "prompt":
         room.buzz_prompts += 1
         room.buzz_deadline = now + timedelta(milliseconds=settings["answer_ms"])
-        _record(room, player, text, ruling, 0, now, **meta)
+        _record(work, room, player, text, ruling, 0, now, **meta)
         return [{**base, "points": 0, "prompt": ruling.prompt, "deadline_ms": settings["answer_ms"]}]
 
     if ruling.verdict == "accept":
@@ -409,14 +383,14 @@ def _rule(room: Room, player: Player, text: str, now: datetime, *, timeout: bool
         points = settings["power_points"] if power else settings["points"]
     else:
         points = settings["neg_points"] if word_index < tossup.n_words else 0
-    _record(room, player, text, ruling, points, now, **meta)
+    _record(work, room, player, text, ruling, points, now, **meta)
     if points:
-        Player.objects.filter(pk=player.pk).update(score=F("score") + points)
+        work.add_score(player.pk, points)
     events: list[Event] = [{**base, "points": points}]
     if points:
         events.append(scores_event(room, changed={player.pk: player.score + points}))
     if ruling.verdict == "accept":
-        return events + _end(room, "answered", heard)
+        return events + _end(work, room, "answered", heard)
     room.phase = Room.Phase.READING
     room.reveal_base = word_index
     room.reveal_anchor = None  # set when the ruling is told (room_start_reading)
@@ -434,7 +408,7 @@ def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = ""
     """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
     `next` that crosses another player's (both pressed at once) is refused instead of burning a tossup.
     `player_id` None: the room's auto-advance. A paused room resumes with the new tossup."""
-    with atomic_step():
+    with step() as work:
         if player_id is not None:
             _player(room, player_id)
         events = room_reveal(room=room, now=now)
@@ -443,7 +417,7 @@ def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = ""
         if room.phase == Room.Phase.READING:
             if qid != room.qid:
                 raise PlayError("busy", "a tossup is running; send its qid with next to skip it")
-            events += _end(room, "skipped", len(present or []))
+            events += _end(work, room, "skipped", len(present or []))
         if room.paused:
             room.paused = False
             events.append({"type": "paused", "paused": False, "player_id": player_id})
@@ -455,10 +429,11 @@ def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = ""
         room.buzz_prompts = 0
         room.locked_out = []
         events.append(tossup_event(room))
-        room_save_fenced(room)
+        work.save_room(room, LIVE_FIELDS)
         return Outcome(events=events)
 
 
+@defers_writes
 def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome:
     """The first buzz to reach the leader holds the buzzer; its word index is what the clock had revealed."""
     events = room_reveal(room=room, now=now)
@@ -472,7 +447,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
     elif room.paused:
         outcome.reply.append(PlayError("paused", "the room is paused; resume first").as_event())
     else:
-        with atomic_step():
+        with step() as work:
             answer_ms = room_settings(room)["answer_ms"]
             room.phase = Room.Phase.BUZZED
             room.buzz_player_id = player_id
@@ -480,7 +455,7 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
             room.buzz_deadline = now + timedelta(milliseconds=answer_ms)
             room.buzz_prompts = 0
             room.locked_out = [*room.locked_out, player_id]
-            room_save_fenced(room, BUZZ_FIELDS)
+            work.save_room(room, BUZZ_FIELDS)
         events.append(
             {"type": "buzz", "qid": room.qid, "player_id": player_id, "word_index": room.buzz_word_index,
              "deadline_ms": answer_ms}
@@ -488,16 +463,17 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
     return outcome
 
 
+@defers_writes
 def room_answer(*, room: Room, player_id: int, qid: str, text: str, now: datetime, heard: int = 0) -> Outcome:
     if room.phase != Room.Phase.BUZZED or qid != room.qid or room.buzz_player_id != player_id:
         raise PlayError("not_your_buzz", "you do not hold the buzzer")
-    with atomic_step():
+    with step() as work:
         player = _player(room, player_id)
         if room.buzz_deadline is not None and now > room.buzz_deadline + LATE_ANSWER_GRACE:
-            events = _rule(room, player, "", now, timeout=True, late_text=text, heard=heard)
+            events = _rule(work, room, player, "", now, timeout=True, late_text=text, heard=heard)
         else:
-            events = _rule(room, player, text, now, heard=heard)
-        room_save_fenced(room)
+            events = _rule(work, room, player, text, now, heard=heard)
+        work.save_room(room, LIVE_FIELDS)
         return Outcome(events=events)
 
 
@@ -518,7 +494,7 @@ def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any])
             raise PlayError("bad_settings", str(exc)) from None
         changes = {**changes, "bots": bots}
     clean = settings_clean(changes)
-    with atomic_step():
+    with step() as work:
         _player(room, player_id)
         if room.phase != Room.Phase.IDLE:
             raise PlayError("busy", "settings change between tossups")
@@ -529,7 +505,7 @@ def room_update_settings(*, room: Room, player_id: int, changes: dict[str, Any])
             except BadOption as exc:
                 raise PlayError("bad_settings", str(exc)) from None
         room.settings = merged
-        room_save_fenced(room)
+        work.save_room(room, LIVE_FIELDS)
         return Outcome(events=[{"type": "settings", "settings": room_settings(room)}])
 
 
@@ -537,7 +513,7 @@ def room_pause(*, room: Room, player_id: int, paused: bool, now: datetime) -> Ou
     """Pause or resume reading for everyone. Pausing shows the words due so far and stops the clock
     (no anchor: nothing is due); resuming leaves the anchor for room_start_reading to set when the
     resume is told, so reading goes on one word at a time from where it stopped, never in a burst."""
-    with atomic_step():
+    with step() as work:
         _player(room, player_id)
         events = room_reveal(room=room, now=now)
         if room.paused == paused:
@@ -545,14 +521,14 @@ def room_pause(*, room: Room, player_id: int, paused: bool, now: datetime) -> Ou
         room.paused = paused
         if paused and room.phase == Room.Phase.READING:
             room.reveal_base, room.reveal_anchor = room.sent_upto, None
-        room_save_fenced(room)
+        work.save_room(room, LIVE_FIELDS)
         events.append({"type": "paused", "paused": paused, "player_id": player_id})
         return Outcome(events=events)
 
 
 def room_report(*, room: Room, player_id: int, qid: str, comment: str = "") -> Outcome:
     """"I was right": flag the player's latest ruling on a tossup for a researcher to review."""
-    with atomic_step():
+    with step():
         player = _player(room, player_id)
         response = (
             Response.objects.filter(agent_id=player.agent_id, room=room.slug, meta__qid=qid).order_by("-id").first()

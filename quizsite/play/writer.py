@@ -3,25 +3,43 @@
 Why: a live room writes only at transitions (play/actor.py), but fifty rooms buzzing in the same 50 ms
 each paid a trip to the database thread, a transaction and a commit, one after another, and the last
 buzz waited for the forty-nine before it. Writes that arrive while a batch is on the database thread
-now go together in the next one: one trip, one BEGIN and one COMMIT for all of them, each in its own
-savepoint so that one that fails (a lost lease, a bad row) is rolled back alone and raises to its own
-caller. Nothing is told before its commit: a caller's await returns after the batch commits, and a
-commit that fails fails every write of its batch.
+now go together in the next one: one trip, one BEGIN and one COMMIT for all of them. One that fails (a
+lost lease, a refusal, a bad row) is undone alone and raises to its own caller. Nothing is told before
+its commit: a caller's await returns after the batch commits, and a commit that fails fails every
+write of its batch.
+
+How a write is undone alone depends on what it writes:
+- A transition marked `defers_writes` (buzz, answer, the clock's expiry) only reads; its rows wait in
+  its `Work` (play/work.py), and the works of the whole batch are written together at its end, with
+  one statement per kind of row. A refusal has nothing to undo; a lost lease drops that work's rows.
+  Such a write that runs anything but a SELECT fails, with every write of its transaction: the rule
+  cannot rot unseen.
+- Any other write runs in a savepoint of its own and writes its work before leaving it, except the
+  first of a transaction: when that one fails, rolling the transaction back undoes it alone, and the
+  rest of the batch goes on in a new one. (On PostgreSQL a savepoint is two round trips, and each
+  round trip from this thread waits for the GIL behind the event loop.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+
+from .work import LostLease, Work, collecting, work_write
 
 MAX_BATCH = 200  # writes in one transaction: a long queue is still committed in steps
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def defers_writes(fn: F) -> F:
+    """Mark a transition whose only writes are the rows of its work (see the module's docstring)."""
+    fn.defers_writes = True  # type: ignore[attr-defined]
+    return fn
 
 
 @dataclass
@@ -31,69 +49,119 @@ class _Write:
     future: asyncio.Future = field(repr=False)
     grouped: bool = False  # `fn(items=[...])` takes every grouped write of the batch with the same fn at once
 
-
-_local = threading.local()
-
-
-def atomic_step() -> transaction.Atomic:
-    """The transaction block of one transition (play/services.py). Inside a group commit the write
-    already runs in a savepoint of its own, so the block adds none (two round trips fewer per write
-    on PostgreSQL; an error still rolls back to the write's savepoint); elsewhere it is the usual
-    transaction, or savepoint."""
-    return transaction.atomic(savepoint=not getattr(_local, "in_write", False))
+    @property
+    def deferred(self) -> bool:
+        return not self.grouped and getattr(self.fn, "defers_writes", False)
 
 
-@contextmanager
-def _write_savepoint() -> Iterator[None]:
-    with transaction.atomic():
-        _local.in_write = True
-        try:
-            yield
-        finally:
-            _local.in_write = False
+class _FirstFailed(Exception):
+    """The transaction's first direct write failed: roll the transaction back (it holds nothing else)."""
+
+    def __init__(self, results: list[tuple[bool, Any]]):
+        self.results = results
+        self.at = 0  # the failed unit's place in the transaction's units
 
 
-def _call(write: _Write) -> tuple[bool, Any]:
+def _reads_only(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+    if sql.lstrip()[:6].upper() != "SELECT":
+        raise RuntimeError(f"a transition marked defers_writes ran a write of its own: {sql[:80]}")
+    return execute(sql, params, many, context)
+
+
+def _deferred(write: _Write, work: Work) -> tuple[bool, Any]:
     try:
-        with _write_savepoint():
+        with collecting(work), connection.execute_wrapper(_reads_only):
             return True, write.fn(**write.kwargs)
-    except Exception as exc:  # rolled back to its savepoint; the others stand
-        return False, exc
-
-
-def _call_grouped(writes: list[_Write]) -> list[tuple[bool, Any]]:
-    items = [w.kwargs["item"] for w in writes]
-    try:
-        with _write_savepoint():
-            out = writes[0].fn(items=items)
+    except DatabaseError:  # a read failed: on PostgreSQL the transaction is broken for every write in it
+        raise
     except Exception as exc:
+        if connection.needs_rollback:  # it failed inside an ORM write (the guard above): broken too
+            raise
+        return False, exc  # a refusal: nothing of it was written
+
+
+def _unit(batch: list[_Write], members: list[int], savepoint: bool) -> list[tuple[bool, Any]]:
+    """One write, or one group of grouped writes, in a savepoint of its own (or, the first of its
+    transaction, in none), its work written before the savepoint ends: its results, one per member."""
+    writes = [batch[i] for i in members]
+    try:
+        with transaction.atomic(savepoint=savepoint), collecting(Work()) as work:
+            if writes[0].grouped:
+                out = writes[0].fn(items=[w.kwargs["item"] for w in writes])
+            else:
+                out = [writes[0].fn(**writes[0].kwargs)]
+            if work_write([work]):
+                raise LostLease(next(iter(work.rooms.values()))[0].slug)
+    except Exception as exc:  # rolled back to its savepoint; the others stand
+        if not savepoint:
+            raise _FirstFailed([(False, exc)] * len(writes)) from exc
         return [(False, exc)] * len(writes)
     if len(out) != len(writes):
         raise RuntimeError(f"{writes[0].fn!r} answered {len(out)} of {len(writes)} items")
     return [(False, r) if isinstance(r, Exception) else (True, r) for r in out]
 
 
-def _apply(batch: list[_Write]) -> list[tuple[bool, Any]]:
-    """Run on the database thread: the batch in one transaction, each write (or group) in a savepoint."""
-    results: list[tuple[bool, Any] | None] = [None] * len(batch)
+def _units(batch: list[_Write]) -> list[list[int]]:
+    """The batch's writes in order, each grouped write standing with every other of its fn."""
+    units: list[list[int]] = []
     groups: dict[Any, list[int]] = {}
     for i, write in enumerate(batch):
-        if write.grouped:
-            groups.setdefault(write.fn, []).append(i)
-    try:
-        with transaction.atomic():
-            for i, write in enumerate(batch):
-                if results[i] is not None:
-                    continue
-                if not write.grouped:
-                    results[i] = _call(write)
-                    continue
-                members = groups[write.fn]
-                for j, result in zip(members, _call_grouped([batch[j] for j in members]), strict=True):
-                    results[j] = result
-    except Exception as exc:  # the commit (or the BEGIN) failed: nothing of the batch was written
-        return [(False, exc)] * len(batch)
-    return [r for r in results if r is not None]
+        if not write.grouped:
+            units.append([i])
+        elif write.fn in groups:
+            groups[write.fn].append(i)
+        else:
+            groups[write.fn] = [i]
+            units.append(groups[write.fn])
+    return units
+
+
+def _transaction(batch: list[_Write], units: list[list[int]], results: list[tuple[bool, Any] | None],
+                 works: list[tuple[int, Work]]) -> None:
+    """These units in one transaction; at its end, the rows of the deferred writes (theirs, and those
+    carried over from a transaction rolled back after they ran)."""
+    with transaction.atomic():
+        savepoint = False  # until a write is done directly, a rollback undoes nothing else
+        for n, members in enumerate(units):
+            write = batch[members[0]]
+            if write.deferred:
+                work = Work()
+                results[members[0]] = ok_value = _deferred(write, work)
+                if ok_value[0]:
+                    works.append((members[0], work))
+                continue
+            try:
+                unit_results = _unit(batch, members, savepoint=savepoint)
+            except _FirstFailed as failed:
+                failed.at = n
+                raise
+            for i, result in zip(members, unit_results, strict=True):
+                results[i] = result
+            savepoint = True
+        lost = work_write([work for _, work in works])
+        for i, work in works:
+            if work.rooms.keys() & lost:
+                results[i] = (False, LostLease(next(iter(work.rooms.values()))[0].slug))
+
+
+def _apply(batch: list[_Write]) -> list[tuple[bool, Any]]:
+    """Run on the database thread: the batch in one transaction, or, when the first write done
+    directly fails, that write rolled back alone and the rest in a new one."""
+    results: list[tuple[bool, Any] | None] = [None] * len(batch)
+    units = _units(batch)
+    works: list[tuple[int, Work]] = []  # deferred writes that ran, their rows not yet written
+    while True:
+        try:
+            _transaction(batch, units, results, works)
+        except _FirstFailed as failed:
+            for i, result in zip(units[failed.at], failed.results, strict=True):
+                results[i] = result
+            units = units[failed.at + 1:]  # the deferred writes before it keep their results and rows
+            continue
+        except Exception as exc:  # the commit (or the BEGIN, or a read) failed: nothing of this transaction stands
+            for i in [i for members in units for i in members] + [i for i, _ in works]:
+                results[i] = (False, exc)
+        return [r for r in results if r is not None]
 
 
 class GroupWriter:

@@ -8,7 +8,8 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Response
 from quizsite.play import leases, services
 from quizsite.play.models import Player, Room
-from quizsite.play.services import LostLease, PlayError
+from quizsite.play.services import PlayError
+from quizsite.play.work import LostLease
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 FAST = {"ms_per_word": 100, "answer_ms": 5000, "dead_ms": 1000, "set": "t"}
@@ -148,6 +149,22 @@ def test_only_one_process_leads_and_a_deposed_leader_cannot_write(room):
     assert Room.objects.get(slug="r").phase == Room.Phase.READING
     assert not leases.room_renew(room=room["room"], now=at(500), lease=LEASE)
     assert leases.room_renew(room=successor, now=T0 + 2 * LEASE, lease=LEASE)
+
+
+def test_one_pass_renews_every_room_we_lead_and_names_the_lost_one(room):
+    r = room["room"]
+    mine = leases.room_take(slug="mine", driver="p1", now=T0, lease=LEASE)
+    gone = leases.room_take(slug="gone", driver="p1", now=T0, lease=LEASE)
+    Room.objects.filter(slug="gone").update(driver="p2")  # another process took it over
+    r.sent_upto, r.reveal_base, r.reveal_anchor = 3, 2, at(700)
+    got = leases.rooms_renew(rooms=[r, mine, gone], driver="p1", now=at(1000), lease=LEASE)
+    assert got == {"r": True, "mine": True, "gone": False}
+    row = Room.objects.get(slug="r")
+    assert (row.driver_until, row.sent_upto, row.reveal_base, row.reveal_anchor) == (at(1000) + LEASE, 3, 2, at(700))
+    assert Room.objects.get(slug="mine").reveal_anchor is None
+    assert Room.objects.get(slug="gone").driver_until == T0 + LEASE  # not ours: untouched
+    Player.objects.filter(pk=room["a"]).update(last_seen=at(900))
+    assert leases.players_online_in(rooms=[r, mine], since=at(800)) == {"r": {room["a"]}, "mine": set()}
 
 
 def test_names_are_cleaned_and_made_unique_in_a_room(room):

@@ -1,6 +1,7 @@
 """Group commit (play/writer.py) and the batched joins built on it."""
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
@@ -53,6 +54,31 @@ async def test_a_failing_write_is_rolled_back_alone_and_raises_to_its_own_caller
     assert all(isinstance(r, int) for i, r in enumerate(results) if i != 3)
     texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
     assert texts == {f"m{i}" for i in range(8)} - {"m3"}
+
+
+def _say_depth(*, player: Player, text: str, fail: bool = False) -> int:
+    """Writes a row, then answers how many savepoints it runs under (maybe failing after the row)."""
+    ChatMessage.objects.create(room=player.room, player=player, text=text)
+    if fail:
+        raise ValueError("this write fails after writing a row")
+    return sum(1 for sid in connection.savepoint_ids if sid is not None)  # None: a block without one
+
+
+async def test_the_first_write_of_a_transaction_runs_without_a_savepoint_and_fails_alone():
+    room, player = await _room_with_player()
+    writer = GroupWriter()
+    first = asyncio.ensure_future(writer.run(_say_depth, player=player, text="alone"))
+    await asyncio.sleep(0)  # the first batch is on its way: the rest queue for the next
+    # The next batch starts with a write that fails: it is rolled back alone, and the rest go on in a
+    # new transaction, whose first write again needs no savepoint.
+    rest = [writer.run(_say_depth, player=player, text=f"m{i}", fail=(i == 0)) for i in range(4)]
+    results = await asyncio.gather(first, *rest, return_exceptions=True)
+    assert results[0] == 0
+    assert isinstance(results[1], ValueError)
+    assert results[2:] == [0, 1, 1]
+    assert writer.batches == 2
+    texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
+    assert texts == {"alone", "m1", "m2", "m3"}
 
 
 async def test_grouped_writes_reach_one_call_with_every_item_in_order():
@@ -159,11 +185,35 @@ async def test_presence_marks_skip_player_rows_that_a_group_commit_holds():
     assert seen[other.pk] == now and seen[held.pk] != now
 
 
-def _say_in_step(*, player: Player, text: str, fail: bool = False) -> int:
-    """A transition's shape: its own atomic_step block, a row written, then maybe refused."""
-    from quizsite.play.writer import atomic_step
+@pytest.mark.skipif(connection.vendor != "postgresql",
+                    reason="row locks are real on PostgreSQL only (tests/e2e/test_postgres_play.py runs this file there)")
+async def test_lease_renewals_skip_a_room_row_that_a_group_commit_holds():
+    import psycopg
+    from django.utils import timezone
 
-    with atomic_step():
+    from quizsite.play import leases
+
+    now = timezone.now()
+    held, free = await database_sync_to_async(lambda: [
+        leases.room_take(slug=slug, driver="me", now=now, lease=timedelta(seconds=2)) for slug in ("held", "free")
+    ])()
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"]) as lock:
+        lock.execute("SELECT id FROM play_room WHERE id = %s FOR UPDATE", [held.pk])  # a batch mid-commit
+        later = now + timedelta(seconds=1)
+        got = await asyncio.wait_for(database_sync_to_async(leases.rooms_renew)(
+            rooms=[held, free], driver="me", now=later, lease=timedelta(seconds=2)), 5)
+        lock.rollback()
+    assert got == {"held": None, "free": True}  # None: still ours, renewed on the next pass
+    until = await database_sync_to_async(lambda: dict(Room.objects.values_list("slug", "driver_until")))()
+    assert until["free"] == later + timedelta(seconds=2) and until["held"] == now + timedelta(seconds=2)
+
+
+def _say_in_step(*, player: Player, text: str, fail: bool = False) -> int:
+    """A transition's shape: its own step block, a row written, then maybe refused."""
+    from quizsite.play.work import step
+
+    with step():
         message = ChatMessage.objects.create(room=player.room, player=player, text=text)
         if fail:
             raise PlayError("refused", "refused after writing a row")
@@ -184,3 +234,120 @@ async def test_a_refused_transition_in_a_batch_rolls_back_to_its_own_savepoint()
     with pytest.raises(PlayError):
         await database_sync_to_async(_say_in_step)(player=player, text="alone", fail=True)
     assert await database_sync_to_async(lambda: ChatMessage.objects.filter(text="alone").exists())() is False
+
+
+@database_sync_to_async
+def _reading_rooms(n: int) -> list[tuple[Room, int]]:
+    """`n` rooms led by "me", each reading a tossup, each with one player: (room, player id)."""
+    from django.utils import timezone
+
+    from quizsite.play import leases
+
+    now = timezone.now()
+    out = []
+    for i in range(n):
+        room = leases.room_take(slug=f"b{i}", driver="me", now=now, lease=timedelta(hours=1),
+                                initial_settings={"set": "t", "ms_per_word": 20})
+        agent = Agent.objects.create(kind=Agent.Kind.HUMAN, name=f"p{i}")
+        player = services.room_join(room=room, agent_id=agent.pk, name=f"p{i}", now=now)
+        services.room_next(room=room, player_id=player.pk, now=now)
+        services.room_start_reading(room=room, now=now)
+        out.append((room, player.pk))
+    return out
+
+
+def _recorder(sqls: list[str]):
+    def record(execute, sql, params, many, context):
+        sqls.append(sql.lstrip()[:40].upper())
+        return execute(sql, params, many, context)
+    return record
+
+
+async def _batched(writer: GroupWriter, calls: list[dict]) -> list:
+    """The calls in one batch (behind a first write that goes alone)."""
+    first = asyncio.ensure_future(writer.run(_say_depth, player=calls[0]["player"], text="first"))
+    await asyncio.sleep(0)
+    results = await asyncio.gather(*(writer.run(c["fn"], **c["kwargs"]) for c in calls), return_exceptions=True)
+    await first
+    return results
+
+
+async def test_a_batch_of_rulings_writes_its_rows_with_one_statement_per_kind_and_no_savepoints(tossup_set):
+    from django.utils import timezone
+
+    from quizsite.items.models import Response
+
+    rooms = await _reading_rooms(5)
+    anyone = await database_sync_to_async(lambda: Player.objects.get(pk=rooms[0][1]))()
+    writer = GroupWriter()
+    buzzes = await _batched(writer, [
+        {"fn": services.room_buzz, "player": anyone,
+         "kwargs": {"room": room, "player_id": pid, "qid": room.qid, "now": timezone.now()}} for room, pid in rooms])
+    assert all(b.events[-1]["type"] == "buzz" for b in buzzes)
+
+    sqls: list[str] = []
+    record = _recorder(sqls)
+    await database_sync_to_async(lambda: connection.execute_wrappers.append(record))()
+    try:
+        rulings = await _batched(writer, [
+            {"fn": services.room_answer, "player": anyone,
+             "kwargs": {"room": room, "player_id": pid, "qid": room.qid, "text": "wrong", "now": timezone.now()}}
+            for room, pid in rooms])
+    finally:
+        await database_sync_to_async(lambda: connection.execute_wrappers.remove(record))()
+    assert [r.events[0]["verdict"] for r in rulings] == ["reject"] * 5
+    writes = [s for s in sqls if not s.startswith("SELECT")]
+    # The first write (a chat line, alone) inserts one row; the five rulings insert their five responses
+    # in one statement, and write their rooms (and scores) with one statement each on PostgreSQL.
+    assert sum(s.startswith("INSERT INTO \"ITEMS_RESPONSE\"") for s in writes) == 1
+    assert not any(s.startswith(("SAVEPOINT", "RELEASE")) for s in writes)
+    if connection.vendor == "postgresql":
+        assert sum(s.startswith('UPDATE "PLAY_ROOM"') for s in writes) == 1
+        assert sum(s.startswith('UPDATE "PLAY_PLAYER"') for s in writes) == 1
+    rows = await database_sync_to_async(lambda: sorted(Response.objects.values_list("room", "points")))()
+    assert rows == [(f"b{i}", -5) for i in range(5)]
+    scores = await database_sync_to_async(lambda: sorted(Player.objects.filter(room__slug__startswith="b")
+                                                          .values_list("score", flat=True)))()
+    assert scores == [-5] * 5
+
+
+async def test_a_deferred_ruling_whose_lease_was_lost_writes_nothing_and_the_others_stand(tossup_set):
+    from django.utils import timezone
+
+    from quizsite.items.models import Response
+    from quizsite.play.work import LostLease
+
+    rooms = await _reading_rooms(3)
+    anyone = await database_sync_to_async(lambda: Player.objects.get(pk=rooms[0][1]))()
+    writer = GroupWriter()
+    for room, pid in rooms:
+        await writer.run(services.room_buzz, room=room, player_id=pid, qid=room.qid, now=timezone.now())
+    await database_sync_to_async(lambda: Room.objects.filter(slug="b1").update(driver="someone-else"))()
+    results = await _batched(writer, [
+        {"fn": services.room_answer, "player": anyone,
+         "kwargs": {"room": room, "player_id": pid, "qid": room.qid, "text": "wrong", "now": timezone.now()}}
+        for room, pid in rooms])
+    assert isinstance(results[1], LostLease)
+    assert not isinstance(results[0], Exception) and not isinstance(results[2], Exception)
+    rows = await database_sync_to_async(lambda: sorted(Response.objects.values_list("room", flat=True)))()
+    assert rows == ["b0", "b2"]
+    assert await database_sync_to_async(lambda: Player.objects.get(pk=rooms[1][1]).score)() == 0
+
+
+async def test_a_transition_marked_defers_writes_that_writes_directly_fails_its_transaction():
+    from quizsite.play.writer import defers_writes
+
+    room, player = await _room_with_player()
+
+    @defers_writes
+    def sneaky(*, player: Player) -> int:
+        return ChatMessage.objects.create(room=player.room, player=player, text="direct").pk
+
+    writer = GroupWriter()
+    results = await _batched(writer, [{"fn": sneaky, "player": player, "kwargs": {"player": player}},
+                                      {"fn": _say_depth, "player": player, "kwargs": {"player": player, "text": "ok"}}])
+    # A programming error, loud: the write and the rest of its transaction fail, and nothing of it stands.
+    assert isinstance(results[0], RuntimeError) and "defers_writes" in str(results[0])
+    assert isinstance(results[1], RuntimeError)
+    texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
+    assert texts == {"first"}
