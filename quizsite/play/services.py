@@ -296,7 +296,7 @@ def _end(work: Work, room: Room, reason: str, heard: int = 0) -> list[Event]:
     """End the tossup, and record it (who heard it, the history entry) in the same transaction."""
     event = tossup_end_event(room, reason, pending=work.responses)
     if room.item_id is not None:
-        work.readings.append(TossupReading(room=room, item_id=room.item_id, qid=room.qid, heard=heard, reason=reason,
+        work.rows.append(TossupReading(room=room, item_id=room.item_id, qid=room.qid, heard=heard, reason=reason,
                                            summary=history_entry(event)))
     room.phase = Room.Phase.IDLE
     room.buzz_player = None
@@ -307,7 +307,7 @@ def _end(work: Work, room: Room, reason: str, heard: int = 0) -> list[Event]:
     return [event]
 
 
-def _pick_item(room: Room, present: list[int]) -> Item:
+def _pick_item(work: Work, room: Room, present: list[int]) -> Item:
     settings = room_settings(room)
     ids = list(tossups_filtered(settings).values_list("id", flat=True))
     if not ids:
@@ -322,7 +322,9 @@ def _pick_item(room: Room, present: list[int]) -> Item:
             agents = list(Agent.objects.filter(players__room=room).distinct())
         picked = adaptive_pick_for_room(room_slug=room.slug, present=agents, candidate_ids=unread)
         if picked is not None:
-            return picked
+            item, serve = picked
+            work.rows.append(serve)
+            return item
     return Item.objects.select_related("item_set").get(pk=random.choice(unread))
 
 
@@ -403,6 +405,7 @@ def _rule(work: Work, room: Room, player: Player, text: str, now: datetime, *, t
 # --- public transitions ----------------------------------------------------------------------------
 
 
+@defers_writes
 def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = "",
               present: list[int] | None = None) -> Outcome:
     """Start a tossup when none is running. Naming the running tossup's qid skips it; without it a
@@ -421,7 +424,7 @@ def room_next(*, room: Room, player_id: int | None, now: datetime, qid: str = ""
         if room.paused:
             room.paused = False
             events.append({"type": "paused", "paused": False, "player_id": player_id})
-        room.item = _pick_item(room, present or [])
+        room.item = _pick_item(work, room, present or [])
         room.qid = secrets.token_hex(6)
         room.phase = Room.Phase.READING
         room.started_at, room.reveal_anchor = now, None  # reading starts when the tossup is told

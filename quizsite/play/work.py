@@ -26,7 +26,7 @@ from django.db import connection, models, transaction
 
 from quizsite.items.models import Response
 
-from .models import Player, Room, TossupReading
+from .models import Player, Room
 
 
 class LostLease(Exception):
@@ -37,7 +37,7 @@ class LostLease(Exception):
 class Work:
     rooms: dict[int, tuple[Room, tuple[str, ...]]] = field(default_factory=dict)  # id -> (room, fields)
     responses: list[Response] = field(default_factory=list)
-    readings: list[TossupReading] = field(default_factory=list)
+    rows: list[models.Model] = field(default_factory=list)  # other new rows (a tossup's reading, a serve)
     scores: Counter[int] = field(default_factory=Counter)  # player id -> points to add
 
     def save_room(self, room: Room, fields: tuple[str, ...]) -> None:
@@ -181,9 +181,12 @@ def work_write(works: list[Work]) -> set[int]:
     responses = [r for work in kept for r in work.responses]
     if responses:
         Response.objects.bulk_create(responses)
-    readings = [r for work in kept for r in work.readings]
-    if readings:
-        TossupReading.objects.bulk_create(readings)
+    by_model: dict[type[models.Model], list[models.Model]] = {}
+    for work in kept:
+        for row in work.rows:
+            by_model.setdefault(type(row), []).append(row)
+    for model, rows in by_model.items():
+        model._default_manager.bulk_create(rows)
     scores: Counter[int] = Counter()
     for work in kept:
         scores.update(work.scores)  # adds, negative points (negs) included

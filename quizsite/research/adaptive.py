@@ -134,11 +134,13 @@ def recent_exposure() -> Counter[int]:
 MAX_ROOM_CANDIDATES = 200
 
 
-def adaptive_pick_for_room(*, room_slug: str, present: Sequence[Agent], candidate_ids: Sequence[int]) -> Item | None:
+def adaptive_pick_for_room(*, room_slug: str, present: Sequence[Agent],
+                           candidate_ids: Sequence[int]) -> tuple[Item, AdaptiveServe] | None:
     """Called by the play app when a room has `adaptive` on: the next tossup, or None without an active fit.
 
     `present` are the agents of the players connected now (the play app passes everyone who joined, if
-    nobody is). The serve is recorded for the exposure cap and for the responses' `adaptive` flag.
+    nobody is). With the item comes its serve, for the exposure cap and the responses' `adaptive` flag,
+    not saved: the room writes it with the rest of its transition's rows (play/work.py).
     """
     fit = FitRun.objects.filter(is_active=True, status=FitRun.Status.SUCCEEDED).defer("artifact", "history").first()
     if fit is None or not candidate_ids:
@@ -147,8 +149,7 @@ def adaptive_pick_for_room(*, room_slug: str, present: Sequence[Agent], candidat
         candidate_ids = random.sample(list(candidate_ids), MAX_ROOM_CANDIDATES)
     candidates = list(Item.objects.select_related("item_set").filter(pk__in=candidate_ids).order_by("id"))
     item, information = _choose(candidates, list(present), fit, recent_exposure(), None)
-    AdaptiveServe.objects.create(fit=fit, item=item, room=room_slug, information=information, n_agents=len(present))
-    return item
+    return item, AdaptiveServe(fit=fit, item=item, room=room_slug, information=information, n_agents=len(present))
 
 
 def adaptive_meta(*, room_slug: str, settings: dict[str, Any], item_id: int | None) -> dict[str, Any]:

@@ -351,3 +351,38 @@ async def test_a_transition_marked_defers_writes_that_writes_directly_fails_its_
     assert isinstance(results[1], RuntimeError)
     texts = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
     assert texts == {"first"}
+
+
+async def test_a_batch_of_tossup_starts_writes_the_rooms_together(tossup_set):
+    from django.utils import timezone
+
+    from quizsite.play import leases
+
+    @database_sync_to_async
+    def idle_rooms():
+        now = timezone.now()
+        out = []
+        for i in range(3):
+            room = leases.room_take(slug=f"n{i}", driver="me", now=now, lease=timedelta(hours=1),
+                                    initial_settings={"set": "t"})
+            agent = Agent.objects.create(kind=Agent.Kind.HUMAN, name=f"p{i}")
+            out.append((room, services.room_join(room=room, agent_id=agent.pk, name=f"p{i}", now=now)))
+        return out
+
+    rooms = await idle_rooms()
+    sqls: list[str] = []
+    record = _recorder(sqls)
+    await database_sync_to_async(lambda: connection.execute_wrappers.append(record))()
+    try:
+        outcomes = await _batched(GroupWriter(), [
+            {"fn": services.room_next, "player": player,
+             "kwargs": {"room": room, "player_id": player.pk, "now": timezone.now()}} for room, player in rooms])
+    finally:
+        await database_sync_to_async(lambda: connection.execute_wrappers.remove(record))()
+    assert [o.events[-1]["type"] for o in outcomes] == ["tossup"] * 3
+    writes = [s for s in sqls if not s.startswith(("SELECT", "INSERT INTO \"PLAY_CHATMESSAGE\""))]
+    assert not any(s.startswith(("SAVEPOINT", "RELEASE")) for s in writes)
+    if connection.vendor == "postgresql":
+        assert len(writes) == 1 and writes[0].startswith('UPDATE "PLAY_ROOM"')  # three rooms, one statement
+    phases = await database_sync_to_async(lambda: set(Room.objects.values_list("phase", flat=True)))()
+    assert phases == {Room.Phase.READING}
