@@ -129,6 +129,7 @@ class Hub:
         self.last_beat = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.writer = GroupWriter()  # every room's transitions and joins, committed in batches (play/writer.py)
+        self.takes = GroupWriter(thread=_on_lease_thread)  # rooms taken together (leases.rooms_take)
         self.caps: SharedCaps | None = None  # connection caps across processes (play/caps.py), with Redis
 
     # --- life cycle ---------------------------------------------------------------------------------
@@ -270,9 +271,8 @@ class Hub:
                 return self.actors[slug], self.channel
             if slug in self.leaders:
                 return None, self.leaders[slug]
+            taken = await self.takes.run_grouped(self._take_many, (slug, initial or {}))
             now = timezone.now()
-            taken = await _in_lease_thread(_take, slug=slug, driver=self.channel, now=now, lease=self.lease,
-                                           initial=initial or {})
             if slug in self.actors:  # the watch loop took the room meanwhile
                 return self.actors[slug], self.channel
             if taken is None:
@@ -282,6 +282,10 @@ class Hub:
                 self.leaders[slug] = driver
                 return None, driver
             return self._lead(taken, now), self.channel
+
+    def _take_many(self, *, items: list[tuple[str, dict[str, Any]]]) -> list[tuple | PlayError | None]:
+        """The rooms whose first players arrive together, taken in one batch on the lease thread."""
+        return _take_many(requests=items, driver=self.channel, now=timezone.now(), lease=self.lease)
 
     def _lead(self, taken: tuple[Room, dict, set, dict], now: datetime) -> RoomActor:
         room, players, online, agents = taken
@@ -417,12 +421,16 @@ class Hub:
             actor.poke.set()
 
 
-def _take(*, slug: str, driver: str, now: datetime, lease: timedelta, initial: dict[str, Any]) -> tuple | None:
-    room = leases.room_take(slug=slug, driver=driver, now=now, lease=lease, initial_settings=initial)
-    if room is None:
-        return None
-    players, online, agents = leases.players_load(room=room, online_since=now - PRESENCE_TTL)
-    return room, players, online, agents
+def _on_lease_thread(apply: Callable[..., Any], batch: list[Any]) -> Awaitable[Any]:
+    return _in_lease_thread(apply, batch=batch)
+
+
+def _take_many(*, requests: list[tuple[str, dict[str, Any]]], driver: str, now: datetime,
+               lease: timedelta) -> list[tuple | PlayError | None]:
+    """Take these rooms (leases.rooms_take) and load the players of those taken, in a few queries."""
+    rooms = leases.rooms_take(requests=requests, driver=driver, now=now, lease=lease)
+    loaded = leases.players_load_many(rooms=[r for r in rooms if isinstance(r, Room)], online_since=now - PRESENCE_TTL)
+    return [(r, *loaded[r.pk]) if isinstance(r, Room) else r for r in rooms]
 
 
 def _lease_pass(*, driver: str, renew: list[Room], wanted: list[str], seen: list[int], led: list[Room],
@@ -450,8 +458,8 @@ def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list
         if leader and leader != driver and until is not None and until > now:
             leaders[slug] = leader
             continue
-        got = _take(slug=slug, driver=driver, now=now, lease=lease, initial={})
-        if got is not None:
+        got = _take_many(requests=[(slug, {})], driver=driver, now=now, lease=lease)[0]
+        if isinstance(got, tuple):  # no settings given: never refused
             taken[slug] = got
     leases.players_seen(player_ids=seen, now=now)
     online = leases.players_online_in(rooms=led, since=now - PRESENCE_TTL)

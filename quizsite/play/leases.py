@@ -7,6 +7,7 @@ marks them seen (`last_seen`) every few seconds. Neither depends on a clean-up t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,14 +15,10 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from .models import Player, Room
-from .services import settings_clean
+from .services import PlayError, settings_clean
 from .work import room_save_fenced
 
 PRESENCE_TTL = timedelta(seconds=15)  # a player nobody's process marked as seen for this long is offline
-
-
-def _load(slug: str) -> Room:
-    return Room.objects.select_related("item", "item__item_set").get(slug=slug)
 
 
 def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
@@ -31,23 +28,47 @@ def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
 
     A tossup that was being read resumes from the last word the lease recorded, re-anchored now: the
     words of the gap are read at the room's pace, not thrown at the players in one burst."""
+    result = rooms_take(requests=[(slug, initial_settings)], driver=driver, now=now, lease=lease)[0]
+    if isinstance(result, PlayError):
+        raise result
+    return result
+
+
+def rooms_take(*, requests: Sequence[tuple[str, dict[str, Any] | None]], driver: str, now: datetime,
+               lease: timedelta) -> list[Room | PlayError | None]:
+    """`room_take` for several rooms in one transaction of a few statements, one result per request:
+    the room, None when another process leads it, or the PlayError of settings that are refused.
+
+    Why: fifty rooms' first players arriving together took their rooms one after another, about ten
+    round trips each on the lease thread, and the rooms' joins waited on it (2.4 s of takes in
+    `benchmarks/ws_load.py --profile services --cases 50x10`). Rows are locked in id order, so two
+    processes taking overlapping rooms wait for each other instead of deadlocking."""
+    results: dict[str, Room | PlayError | None] = {}
     with transaction.atomic():
-        if initial_settings and not Room.objects.filter(slug=slug).exists():
-            initial_settings = settings_clean(initial_settings)
-        Room.objects.get_or_create(slug=slug, defaults={"settings": initial_settings or {}})
-        taken = (
-            Room.objects.filter(slug=slug)
-            .filter(Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now))
-            .exclude(driver=driver, driver_until__gte=now)  # ours already: nothing to take over
-            .update(driver=driver, driver_until=now + lease)
-        )
-        if not taken:
-            return _load(slug) if Room.objects.filter(slug=slug, driver=driver).exists() else None
-        room = _load(slug)
-        if room.phase == Room.Phase.READING and room.item is not None and not room.paused:
-            room.reveal_base, room.reveal_anchor = room.sent_upto, now
-            room_save_fenced(room, ("reveal_base", "reveal_anchor"))
-    return room
+        slugs = list(dict.fromkeys(slug for slug, _ in requests))
+        existing = set(Room.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+        new = []
+        for slug, initial in requests:
+            if slug in existing or slug in results:
+                continue
+            try:
+                results[slug] = None
+                new.append(Room(slug=slug, settings=settings_clean(initial) if initial else {}))
+            except PlayError as exc:
+                results[slug] = exc
+        Room.objects.bulk_create(new, ignore_conflicts=True)  # another process may make the same room now
+        wanted = [slug for slug in slugs if not isinstance(results.get(slug), PlayError)]
+        free = Q(driver="") | Q(driver=driver) | Q(driver_until__isnull=True) | Q(driver_until__lt=now)
+        ids = list(Room.objects.select_for_update().filter(slug__in=wanted).filter(free)
+                   .exclude(driver=driver, driver_until__gte=now)  # ours already: nothing to take over
+                   .order_by("id").values_list("id", flat=True))
+        Room.objects.filter(id__in=ids).update(driver=driver, driver_until=now + lease)
+        for room in Room.objects.select_related("item", "item__item_set").filter(slug__in=wanted, driver=driver):
+            if room.pk in ids and room.phase == Room.Phase.READING and room.item is not None and not room.paused:
+                room.reveal_base, room.reveal_anchor = room.sent_upto, now  # see room_take
+                room_save_fenced(room, ("reveal_base", "reveal_anchor"))
+            results[room.slug] = room
+    return [results.get(slug) for slug, _ in requests]
 
 
 def room_leader(*, slug: str) -> tuple[str, datetime | None]:
@@ -104,13 +125,22 @@ def room_release(*, room: Room) -> None:
 def players_load(*, room: Room, online_since: datetime) -> tuple[dict[int, dict[str, Any]], set[int], dict[int, int]]:
     """The room's players as the leader keeps them, who was seen since `online_since`, and each
     player's agent (play/roster.py)."""
-    players, online, agents = {}, set(), {}
-    for p in Player.objects.filter(room=room).values("id", "name", "score", "last_seen", "agent_id", "agent__kind"):
+    return players_load_many(rooms=[room], online_since=online_since)[room.pk]
+
+
+def players_load_many(*, rooms: list[Room], online_since: datetime
+                      ) -> dict[int, tuple[dict[int, dict[str, Any]], set[int], dict[int, int]]]:
+    """`players_load` for several rooms in one query, by room id."""
+    out: dict[int, tuple[dict[int, dict[str, Any]], set[int], dict[int, int]]] = {r.pk: ({}, set(), {}) for r in rooms}
+    rows = Player.objects.filter(room_id__in=list(out)).values("id", "room_id", "name", "score", "last_seen",
+                                                                 "agent_id", "agent__kind")
+    for p in rows:
+        players, online, agents = out[p["room_id"]]
         players[p["id"]] = {"id": p["id"], "name": p["name"], "score": p["score"], "bot": p["agent__kind"] == "ai"}
         agents[p["id"]] = p["agent_id"]
         if p["last_seen"] and p["last_seen"] >= online_since:
             online.add(p["id"])
-    return players, online, agents
+    return out
 
 
 def players_seen(*, player_ids: list[int], now: datetime) -> None:

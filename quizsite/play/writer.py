@@ -23,7 +23,7 @@ How a write is undone alone depends on what it writes:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -164,8 +164,16 @@ def _apply(batch: list[_Write]) -> list[tuple[bool, Any]]:
         return [r for r in results if r is not None]
 
 
+def _on_database_thread(apply: Callable[[list[_Write]], Any], batch: list[_Write]) -> Awaitable[Any]:
+    return database_sync_to_async(apply)(batch)
+
+
 class GroupWriter:
-    def __init__(self) -> None:
+    def __init__(self, thread: Callable[[Callable[[list[_Write]], Any], list[_Write]], Awaitable[Any]]
+                 = _on_database_thread) -> None:
+        """`thread(apply, batch)` runs a batch where this writer's writes belong: by default the
+        database thread of the rooms' transitions (the lease thread's takes have their own writer)."""
+        self.thread = thread
         self.pending: list[_Write] = []
         self.task: asyncio.Task | None = None
         self.batches = 0  # for the benchmark and tests: how many transactions carried the writes
@@ -191,7 +199,7 @@ class GroupWriter:
         while self.pending:
             batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
             try:
-                results = await database_sync_to_async(_apply)(batch)
+                results = await self.thread(_apply, batch)
             except BaseException as exc:  # the thread hop itself failed (or we were cancelled)
                 results = [(False, exc if isinstance(exc, Exception) else RuntimeError("writer stopped"))] * len(batch)
                 if not isinstance(exc, Exception):

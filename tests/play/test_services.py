@@ -167,6 +167,21 @@ def test_one_pass_renews_every_room_we_lead_and_names_the_lost_one(room):
     assert leases.players_online_in(rooms=[r, mine], since=at(800)) == {"r": {room["a"]}, "mine": set()}
 
 
+def test_rooms_are_taken_together_each_with_its_own_result(room):
+    leases.room_take(slug="elsewhere", driver="p2", now=T0, lease=LEASE)
+    got = leases.rooms_take(requests=[("new", FAST), ("elsewhere", None), ("bad", {"ms_per_word": 1}), ("r", None),
+                                      ("new", None)], driver="p1", now=at(5), lease=LEASE)
+    new, elsewhere, bad, ours, again = got
+    assert new.slug == "new" and new.settings["ms_per_word"] == 100 and new.driver == "p1"
+    assert elsewhere is None  # led by another process whose lease holds
+    assert isinstance(bad, PlayError) and bad.code == "bad_settings" and not Room.objects.filter(slug="bad").exists()
+    assert ours.slug == "r" and ours.qid == room["qid"]  # ours already: loaded as it is
+    assert again.pk == new.pk
+    assert dict(Room.objects.values_list("slug", "driver")) == {"r": "p1", "new": "p1", "elsewhere": "p2"}
+    loaded = leases.players_load_many(rooms=[ours, new], online_since=T0)
+    assert set(loaded[ours.pk][0]) == {room["a"], room["b"]} and loaded[new.pk] == ({}, set(), {})
+
+
 def test_names_are_cleaned_and_made_unique_in_a_room(room):
     r = room["room"]
     cy = Agent.objects.create(kind="human", name="x")

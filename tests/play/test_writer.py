@@ -139,6 +139,20 @@ async def test_a_crowd_joining_at_once_gets_unique_names_and_one_player_each(tos
     assert len(set(names)) == 12 and "Sam" in names
 
 
+async def test_rooms_whose_first_players_arrive_together_are_taken_in_one_batch(tossup_set):
+    from quizsite.play.hub import get_hub
+
+    clients = [Client(room=f"first{i}") for i in range(6)]
+    await asyncio.gather(*(c.connect() for c in clients))
+    for i, c in enumerate(clients):
+        await c.send({"type": "join", "name": f"p{i}"})
+    await asyncio.gather(*(c.until("hello") for c in clients))
+    takes = get_hub().takes
+    assert takes.writes == 6 and takes.batches < 6  # the first goes alone; those behind it go together
+    drivers = await database_sync_to_async(lambda: set(Room.objects.values_list("driver", flat=True)))()
+    assert len(drivers) == 1 and "" not in drivers
+
+
 async def test_each_hello_lists_every_player_as_they_are_now(tossup_set):
     """The hello's player list is spliced from cached entries: a change of name, score or presence
     must reach the next joiner's hello."""
