@@ -4,8 +4,11 @@ Each process caps the sockets one address or one browser session holds (play/hub
 processes behind a balancer a client could hold n times the cap. So each process publishes its own
 counts to Redis, a hash that expires unless the process refreshes it (a dead process's counts go with
 it), and admits a socket only if its own count plus every other live process's stays under the cap.
-The counts of other processes are at most `PUBLISH_EVERY_S` old: two processes admitting the same
-client in the same instant may both say yes, once.
+The counts of other processes are at most twice `PUBLISH_EVERY_S` old: each process reads them at
+most once per period and every socket admitted meanwhile is checked against that reading (500 players
+connecting at once made 500 Redis round trips, each on a new connection of the pool: 51 ms at the
+median to admit a socket, `benchmarks/ws_load.py --profile services --cases 1x500`). Two processes
+admitting the same client in the same instant may both say yes, once.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ class SharedCaps:
         self.dirty = True
         self.published_at = 0.0
         self.task: asyncio.Task | None = None
+        self.seen: dict[str, int] = {}  # field -> what the other live processes hold, as last read
+        self.seen_at = float("-inf")
+        self.reading: asyncio.Task | None = None
 
     def key(self, process: str) -> str:
         return f"{self.prefix}:play:caps:{process}"
@@ -56,20 +62,28 @@ class SharedCaps:
         self.dirty = True
 
     async def others(self, fields: list[str]) -> list[int]:
-        """What the other live processes hold for each field (0 when Redis cannot say)."""
+        """What the other live processes hold for each field (0 when Redis cannot say), as read at most
+        `PUBLISH_EVERY_S` ago; callers that arrive while a reading is under way share it."""
+        if time.monotonic() - self.seen_at >= PUBLISH_EVERY_S:
+            if self.reading is None or self.reading.done():
+                self.reading = asyncio.get_running_loop().create_task(self._read(), name="play-caps-read")
+            await asyncio.shield(self.reading)
+        return [self.seen.get(f, 0) for f in fields]
+
+    async def _read(self) -> None:
+        seen: Counter[str] = Counter()
         try:
             live = await self.redis.zrangebyscore(self.procs_key, time.time() - TTL_S, "+inf")
             others = [p.decode() for p in live if p.decode() != self.process]
-            if not others:
-                return [0] * len(fields)
-            pipe = self.redis.pipeline(transaction=False)
-            for process in others:
-                pipe.hmget(self.key(process), fields)
-            rows = await pipe.execute()
+            if others:
+                pipe = self.redis.pipeline(transaction=False)
+                for process in others:
+                    pipe.hgetall(self.key(process))
+                for row in await pipe.execute():
+                    seen.update({k.decode(): int(v) for k, v in row.items()})
         except Exception:  # Redis restarting: each process keeps its own caps meanwhile
             log.warning("play caps: other processes' counts unavailable", exc_info=True)
-            return [0] * len(fields)
-        return [sum(int(row[i] or 0) for row in rows) for i in range(len(fields))]
+        self.seen, self.seen_at = dict(seen), time.monotonic()
 
     async def publish(self) -> None:
         now = time.time()

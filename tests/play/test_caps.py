@@ -1,5 +1,6 @@
 """Connection caps across ASGI processes (play/caps.py), on a real Redis."""
 
+import asyncio
 import secrets
 import time
 from dataclasses import dataclass
@@ -41,7 +42,26 @@ async def test_a_process_sees_what_the_others_hold_and_forgets_a_process_that_le
     assert await b.others([ip_field("10.0.0.1"), session_field("S"), ip_field("10.0.0.2")]) == [3, 1, 0]
     assert await a.others([ip_field("10.0.0.1")]) == [0]  # its own sockets are counted locally, not twice
     await a.close()
+    assert await b.others([ip_field("10.0.0.1")]) == [3]  # read less than a period ago: not read again
+    await asyncio.sleep(caps_module.PUBLISH_EVERY_S)
     assert await b.others([ip_field("10.0.0.1")]) == [0]
+
+
+async def test_sockets_admitted_together_share_one_reading_of_the_others(processes):
+    a, b = processes("a"), processes("b")
+    a.count(ip_field("10.0.0.1"), 2)
+    await a.publish()
+    calls = 0
+    zrange = b.redis.zrangebyscore
+
+    async def counted(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return await zrange(*args, **kwargs)
+
+    b.redis.zrangebyscore = counted
+    got = await asyncio.gather(*(b.others([ip_field("10.0.0.1")]) for _ in range(50)))
+    assert got == [[2]] * 50 and calls == 1
 
 
 async def test_a_process_that_stopped_publishing_stops_counting(processes):
