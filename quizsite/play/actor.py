@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from quizsite.agents.services import agent_get_or_create_guests
+
 from . import leases, selectors, services
 from .bots import RoomBots
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings
@@ -122,7 +124,8 @@ class RoomActor:
                 await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
 
     async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
-        player, chat = await self.hub.writer.run_grouped(self._join_db, (payload["agent_id"], payload["name"]))
+        item = (payload.get("agent_id"), str(payload.get("guest_key") or ""), payload["name"])
+        player, chat = await self.hub.writer.run_grouped(self._join_db, item)
         known = self.players.get(player.pk)
         bot = payload.get("bot")
         if bot and self.online[player.pk] > 0:
@@ -148,10 +151,13 @@ class RoomActor:
     def _bot_names(self) -> list[str]:
         return list(room_settings(self.room).get("bots") or [])
 
-    def _join_db(self, items: list[tuple[int, str]]) -> list[tuple[Player, list[dict[str, Any]]] | PlayError]:
-        """The joins of one group commit together: a crowd costs one read and one insert, not one each."""
+    def _join_db(self, items: list[tuple[int | None, str, str]]) -> list[tuple[Player, list[dict[str, Any]]] | PlayError]:
+        """The joins of one group commit together, (agent id or None and a guest key, name) each: a
+        crowd costs one read and one insert of guests and of players, not one each."""
+        guests = iter(agent_get_or_create_guests(items=[(key, name) for agent, key, name in items if agent is None]))
+        requests = [(agent if agent is not None else next(guests).pk, name) for agent, _, name in items]
         taken = {pid: p["name"] for pid, p in self.players.items()}
-        joined = services.room_join_many(room=self.room, requests=items, now=timezone.now(), taken=taken)
+        joined = services.room_join_many(room=self.room, requests=requests, now=timezone.now(), taken=taken)
         if self.chat is None:
             self.chat = deque(chat_recent(self.room), maxlen=CHAT_KEPT)
         if self.history is None:

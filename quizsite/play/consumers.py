@@ -22,8 +22,7 @@ from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from quizsite.agents.models import Agent
-from quizsite.agents.services import agent_get_or_create_for_user, agent_get_or_create_guests, new_guest_key
+from quizsite.agents.services import agent_get_or_create_for_user, new_guest_key
 from quizsite.core.wsserver import SERVER_SEND
 
 from . import bots, services
@@ -207,7 +206,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
             claim = await database_sync_to_async(bots.bot_token_check)(token=message["bot"], room=self.slug)
             join.update(agent_id=claim.agent_id, bot=claim.name)
         else:
-            join["agent_id"] = (await self._agent(name)).pk
+            join.update(await self._identity(name))
         await self.hub.enter(self)
         # A room changing leaders answers "moved", and a leader that died answers nothing: ask again
         # until its lease lapses and a live process (maybe this one) leads the room.
@@ -287,18 +286,17 @@ class PlayConsumer(AsyncWebsocketConsumer):
     def _error(self, code: str, message: str) -> None:
         self.push(json.dumps({"type": "error", "code": code, "message": message}))
 
-    async def _agent(self, name: str) -> Agent:
-        """Who is joining. Guests are made on join, never on connect, and a crowd's guests are made
-        together (the hub's group commit, play/writer.py)."""
+    async def _identity(self, name: str) -> dict[str, Any]:
+        """Who is joining: a user's agent, or a guest's key. Guests are made on join, never on connect,
+        by the leader in the same write as the join (play/actor.py), so a crowd's guests and players
+        are made together, in one trip to the database thread per joiner."""
         user = self.scope.get("user")
         if user is not None and user.is_authenticated:
-            return await self.hub.writer.run(agent_get_or_create_for_user, user=user, name=name)
+            return {"agent_id": (await self.hub.writer.run(agent_get_or_create_for_user, user=user, name=name)).pk}
         session = self.scope.get("session")
         if session is not None and session.session_key:  # a browser: its guest key lives in its session
-            key = await self.hub.writer.run(_session_guest_key, session=session)
-        else:  # a cookieless socket could never carry a key back: a new guest each time
-            key = new_guest_key()
-        return await self.hub.writer.run_grouped(agent_get_or_create_guests, (key, name))
+            return {"guest_key": await self.hub.writer.run(_session_guest_key, session=session)}
+        return {"guest_key": new_guest_key()}  # a cookieless socket could never carry a key back: a new guest
 
 
 def _session_guest_key(*, session: Any) -> str:

@@ -137,6 +137,12 @@ async def test_a_crowd_joining_at_once_gets_unique_names_and_one_player_each(tos
     assert len(ids) == 12
     names = await database_sync_to_async(lambda: sorted(Player.objects.filter(room__slug="crowd").values_list("name", flat=True)))()
     assert len(set(names)) == 12 and "Sam" in names
+    from quizsite.play.hub import get_hub
+
+    # One write per joiner: a guest is made by the leader in the same write as its player.
+    assert get_hub().writer.writes == 12
+    guests = await database_sync_to_async(lambda: Agent.objects.filter(players__room__slug="crowd").count())()
+    assert guests == 12
 
 
 async def test_rooms_whose_first_players_arrive_together_are_taken_in_one_batch(tossup_set):
