@@ -124,8 +124,8 @@ class RoomActor:
                 await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
 
     async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
-        item = (payload.get("agent_id"), str(payload.get("guest_key") or ""), payload["name"])
-        player, chat = await self.hub.writer.run_grouped(self._join_db, item)
+        item = (self, payload.get("agent_id"), str(payload.get("guest_key") or ""), payload["name"])
+        player, chat = await self.hub.writer.run_grouped(_joins_db, item)
         known = self.players.get(player.pk)
         bot = payload.get("bot")
         if bot and self.online[player.pk] > 0:
@@ -151,19 +151,13 @@ class RoomActor:
     def _bot_names(self) -> list[str]:
         return list(room_settings(self.room).get("bots") or [])
 
-    def _join_db(self, items: list[tuple[int | None, str, str]]) -> list[tuple[Player, list[dict[str, Any]]] | PlayError]:
-        """The joins of one group commit together, (agent id or None and a guest key, name) each: a
-        crowd costs one read and one insert of guests and of players, not one each."""
-        guests = iter(agent_get_or_create_guests(items=[(key, name) for agent, key, name in items if agent is None]))
-        requests = [(agent if agent is not None else next(guests).pk, name) for agent, _, name in items]
-        taken = {pid: p["name"] for pid, p in self.players.items()}
-        joined = services.room_join_many(room=self.room, requests=requests, now=timezone.now(), taken=taken)
+    def _recent_db(self) -> list[dict[str, Any]]:
+        """The room's recent chat (and its history), read once, when its first player joins."""
         if self.chat is None:
             self.chat = deque(chat_recent(self.room), maxlen=CHAT_KEPT)
         if self.history is None:
             self.history = deque(selectors.room_history(room=self.room, limit=HISTORY_KEPT), maxlen=HISTORY_KEPT)
-        chat = list(self.chat)
-        return [p if isinstance(p, PlayError) else (p, chat) for p in joined]
+        return list(self.chat)
 
     def _leave(self, player_id: int) -> None:
         if self.online.get(player_id, 0) > 0:
@@ -405,3 +399,20 @@ class RoomActor:
                 await db(leases.room_release)(room=self.room)
             except Exception:
                 log.exception("room %s: could not release the lease", self.slug)
+
+
+JoinItem = tuple[RoomActor, int | None, str, str]  # the room's leader, agent id (None: a guest), guest key, name
+
+
+def _joins_db(*, items: list[JoinItem]) -> list[tuple[Player, list[dict[str, Any]]] | PlayError]:
+    """The joins of one group commit, in every room this process leads: a crowd costs one read and one
+    insert of guests and of players, however many rooms it joins (fifty rooms' first players arrive
+    together), not one each per room."""
+    guests = iter(agent_get_or_create_guests(items=[(key, name) for _, agent, key, name in items if agent is None]))
+    agents = [agent if agent is not None else next(guests).pk for _, agent, _, _ in items]
+    actors = {id(actor): actor for actor, *_ in items}
+    taken = {a.room.pk: {pid: p["name"] for pid, p in a.players.items()} for a in actors.values()}
+    joined = services.rooms_join_many(requests=[(actor.room, agent, name) for (actor, _, _, name), agent
+                                                in zip(items, agents, strict=True)], now=timezone.now(), taken=taken)
+    chats = {key: actor._recent_db() for key, actor in actors.items()}
+    return [p if isinstance(p, PlayError) else (p, chats[id(actor)]) for (actor, *_), p in zip(items, joined, strict=True)]

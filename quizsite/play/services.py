@@ -141,41 +141,59 @@ def room_join(*, room: Room, agent_id: int, name: str, now: datetime, taken: dic
 
 def room_join_many(*, room: Room, requests: list[tuple[int, str]], now: datetime,
                    taken: dict[int, str] | None = None) -> list[Player | PlayError]:
-    """`room_join` for a crowd arriving together, in one read and one insert (the leader batches joins,
-    play/writer.py): one result per (agent id, name) request, in order, a refused one as its PlayError.
-    Names are made unique in request order, as if the requests had come one by one."""
+    """`room_join` for a crowd arriving together (the leader batches joins, play/writer.py): one
+    result per (agent id, name) request, in order, a refused one as its PlayError."""
+    return rooms_join_many(requests=[(room, agent_id, name) for agent_id, name in requests], now=now,
+                           taken={room.pk: taken} if taken is not None else None)
+
+
+def rooms_join_many(*, requests: list[tuple[Room, int, str]], now: datetime,
+                    taken: dict[int, dict[int, str]] | None = None) -> list[Player | PlayError]:
+    """`room_join` for crowds arriving together in any number of rooms, in one read and one insert of
+    players for all of them. Names are made unique within each room in request order, as if the
+    requests had come one by one. `taken`: room id -> the leader's copy of that room's names (player
+    id -> name); the names of a room without it are read here."""
     with step():
-        if taken is None:
-            taken = dict(Player.objects.filter(room=room).values_list("id", "name"))
-        names: dict[Any, str] = dict(taken)  # player id (or, for a player not written yet, the agent) -> name
-        players = {p.agent_id: p for p in Player.objects.filter(room=room, agent_id__in={a for a, _ in requests})}
+        rooms = {room.pk: room for room, _, _ in requests}
+        taken = dict(taken or {})
+        missing = [pk for pk in rooms if pk not in taken]
+        if missing:
+            for pk in missing:
+                taken[pk] = {}
+            for pid, room_id, name in Player.objects.filter(room_id__in=missing).values_list("id", "room_id", "name"):
+                taken[room_id][pid] = name
+        names: dict[int, dict[Any, str]] = {pk: dict(taken[pk]) for pk in rooms}  # player id (or agent) -> name
+        players = {(p.room_id, p.agent_id): p for p in
+                   Player.objects.filter(room_id__in=list(rooms), agent_id__in={a for _, a, _ in requests})}
         results: list[Player | PlayError] = []
-        new: dict[int, Player] = {}
-        renamed: dict[int, Player] = {}
-        joined: set[int] = set()
-        for agent_id, asked in requests:
+        new: dict[tuple[int, int], Player] = {}
+        renamed: dict[tuple[int, int], Player] = {}
+        joined: set[tuple[int, int]] = set()
+        for room, agent_id, asked in requests:
             try:
                 name = name_clean(asked)
             except BadName as exc:
                 results.append(PlayError("bad_name", str(exc)))
                 continue
-            player = players.get(agent_id)
+            key = (room.pk, agent_id)
+            player = players.get(key)
             own = ("agent", agent_id) if player is None or player.pk is None else player.pk
-            name = name_unique(name, (n for key, n in names.items() if key != own))
-            names[own] = name
+            room_names = names[room.pk]
+            name = name_unique(name, (n for k, n in room_names.items() if k != own))
+            room_names[own] = name
             if player is None:
-                player = players[agent_id] = new[agent_id] = Player(room=room, agent_id=agent_id, name=name, last_seen=now)
+                player = players[key] = new[key] = Player(room=room, agent_id=agent_id, name=name, last_seen=now)
             elif player.name != name:
                 player.name = name
                 if player.pk is not None:
-                    renamed[agent_id] = player
+                    renamed[key] = player
             player.last_seen = now
             results.append(player)
-            joined.add(agent_id)
+            joined.add(key)
         Player.objects.bulk_create(new.values())
         if renamed:
             Player.objects.bulk_update(renamed.values(), ["name", "last_seen"])
-        seen = [players[a].pk for a in joined if a not in new and a not in renamed]
+        seen = [players[k].pk for k in joined if k not in new and k not in renamed]
         if seen:
             Player.objects.filter(pk__in=seen).update(last_seen=now)
     return results

@@ -150,11 +150,20 @@ async def test_rooms_whose_first_players_arrive_together_are_taken_in_one_batch(
 
     clients = [Client(room=f"first{i}") for i in range(6)]
     await asyncio.gather(*(c.connect() for c in clients))
-    for i, c in enumerate(clients):
-        await c.send({"type": "join", "name": f"p{i}"})
-    await asyncio.gather(*(c.until("hello") for c in clients))
+    sqls: list[str] = []
+    record = _recorder(sqls)
+    await database_sync_to_async(lambda: connection.execute_wrappers.append(record))()
+    try:
+        for i, c in enumerate(clients):
+            await c.send({"type": "join", "name": f"p{i}"})
+        await asyncio.gather(*(c.until("hello") for c in clients))
+    finally:
+        await database_sync_to_async(lambda: connection.execute_wrappers.remove(record))()
     takes = get_hub().takes
     assert takes.writes == 6 and takes.batches < 6  # the first goes alone; those behind it go together
+    # ...and so do their joins: the players of every room that joined together in one insert.
+    inserts = sum(s.startswith('INSERT INTO "PLAY_PLAYER"') for s in sqls)
+    assert inserts < 6  # one per batch of joins, not one per room
     drivers = await database_sync_to_async(lambda: set(Room.objects.values_list("driver", flat=True)))()
     assert len(drivers) == 1 and "" not in drivers
 
