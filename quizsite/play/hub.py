@@ -21,7 +21,7 @@ import asyncio
 import json
 import logging
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -51,6 +51,7 @@ RENEW_EVERY = timedelta(seconds=0.5)
 SQLITE_LEASE = timedelta(seconds=4)
 WATCH_S = 0.25
 PRESENCE_BEAT_S = 5.0
+OUTGOING_LIMIT = 1000  # events of one room waiting for the channel layer
 REPLY_TIMEOUT_S = 10.0
 
 # Lease and presence work runs on a thread of its own (but on SQLite, above), so that a queue of joins
@@ -125,6 +126,8 @@ class Hub:
         self.per_session: Counter[str] = Counter()
         self.ip_buckets: dict[str, Bucket] = {}
         self.tasks: list[asyncio.Task] = []
+        self.outgoing: dict[str, deque[tuple[dict[str, Any], str, int]]] = {}  # events for the layer, per room
+        self.senders: dict[str, asyncio.Task] = {}
         self.started = asyncio.Lock()
         self.last_beat = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -151,7 +154,7 @@ class Hub:
     async def close(self) -> None:
         for actor in list(self.actors.values()):
             await actor.stop()
-        for task in self.tasks:
+        for task in [*self.tasks, *self.senders.values()]:
             task.cancel()
         if self.caps is not None:
             await self.caps.close()
@@ -301,15 +304,32 @@ class Hub:
     # --- events -------------------------------------------------------------------------------------
 
     async def publish(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
-        """The leader's events: to this process's sockets at once, to the other processes through the layer."""
+        """The leader's events: to this process's sockets at once, to the other processes through the
+        layer by the room's own sender, in order. The leader does not wait for that send: it held the
+        room's lock over a Redis round trip for every word, and a buzz or an answer waited behind them
+        (an answer's ruling 110 ms after it arrived, its write 42 ms of it, in `benchmarks/ws_load.py
+        --profile services --cases 50x10`)."""
         await self._fan_out(slug, term, seq, texts)
         if self.local_only:
             return
-        try:
-            await self.layer.group_send(group_name(slug), {"type": "play.event", "slug": slug, "term": term,
-                                                           "seq": seq, "texts": texts, "origin": self.channel})
-        except Exception:  # the layer is down (Redis restarting): clients catch up with `sync`
-            log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
+        queue = self.outgoing.setdefault(slug, deque(maxlen=OUTGOING_LIMIT))
+        if len(queue) == OUTGOING_LIMIT:  # the layer is stuck: clients elsewhere catch up with `sync`
+            log.warning("room %s: the channel layer is behind; events %s/%s dropped", slug, *queue[0][1:3])
+        queue.append(({"type": "play.event", "slug": slug, "term": term, "seq": seq, "texts": texts,
+                       "origin": self.channel}, term, seq))
+        sender = self.senders.get(slug)
+        if sender is None or sender.done():
+            self.senders[slug] = asyncio.get_running_loop().create_task(self._send_events(slug), name="play-events")
+
+    async def _send_events(self, slug: str) -> None:
+        queue = self.outgoing[slug]
+        while queue:
+            message, term, seq = queue.popleft()
+            try:
+                await self.layer.group_send(group_name(slug), message)
+            except Exception:  # the layer is down (Redis restarting): clients catch up with `sync`
+                log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
+        del self.outgoing[slug]
 
     async def _fan_out(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
         # Into each socket's outbox, which never waits (a socket's own task writes it out): a client

@@ -1,0 +1,67 @@
+"""The leader's events reach its own sockets at once and the other processes in order, and the leader
+never waits for the channel layer (play/hub.py, `publish`)."""
+
+import asyncio
+
+import pytest
+
+from quizsite.play.hub import Hub, group_name
+
+pytestmark = pytest.mark.asyncio
+
+
+class Socket:
+    def __init__(self) -> None:
+        self.pushed: list[str] = []
+
+    def wants(self, term: str, seq: int) -> bool:
+        return True
+
+    def push(self, text: str) -> None:
+        self.pushed.append(text)
+
+
+class SlowLayer:
+    """A channel layer whose sends wait until the test lets them through (Redis slow or restarting)."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.sent: list[tuple[str, int]] = []
+
+    async def group_send(self, group: str, message: dict) -> None:
+        await self.gate.wait()
+        self.sent.append((group, message["seq"]))
+
+
+async def test_events_go_to_this_process_at_once_and_to_the_layer_in_each_rooms_order():
+    hub = Hub()
+    hub.local_only, hub.layer = False, SlowLayer()
+    here = Socket()
+    hub.rooms["r"] = {here}  # type: ignore[arg-type]
+    for seq in (1, 2, 3):  # would hang if publish waited for the layer
+        await asyncio.wait_for(hub.publish("r", "t", seq, [f"w{seq}"]), 1)
+    await asyncio.wait_for(hub.publish("s", "t", 1, ["other room"]), 1)
+    assert here.pushed == ["w1", "w2", "w3"] and hub.layer.sent == []
+    hub.layer.gate.set()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert [seq for group, seq in hub.layer.sent if group == group_name("r")] == [1, 2, 3]
+    assert (group_name("s"), 1) in hub.layer.sent
+    assert hub.outgoing == {}  # the senders finished and left nothing behind
+
+
+async def test_a_layer_that_fails_costs_a_warning_not_the_room(caplog):
+    class DownLayer:
+        async def group_send(self, group: str, message: dict) -> None:
+            raise ConnectionError("Redis is restarting")
+
+    hub = Hub()
+    hub.local_only, hub.layer = False, DownLayer()
+    here = Socket()
+    hub.rooms["r"] = {here}  # type: ignore[arg-type]
+    await hub.publish("r", "t", 1, ["w1"])
+    await hub.publish("r", "t", 2, ["w2"])
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert here.pushed == ["w1", "w2"]
+    assert sum("not published" in r.getMessage() for r in caplog.records) == 2
