@@ -10,6 +10,10 @@ Why this shape: under load the cost of a live room was its plumbing, not its gam
 - Events go out once per room and process: the process channel is in the room's group (one
   subscription per room and process on Redis pub/sub), the leader serialises each event once, and the
   hub writes the same text to each of its sockets in the room. No socket has a channel of its own.
+  The leader's own sockets get an event at once; a sender of the room's own takes it to the layer,
+  in order, and the leader does not wait for it.
+- Lease work is batched: one statement renews every room the process leads, one reads who is online
+  in all of them, and rooms whose first players arrive together are taken in one transaction.
 - Presence is a lease too: each process marks the players it holds sockets for every
   `PRESENCE_BEAT_S`, and a leader counts as offline whoever nobody marked for `PRESENCE_TTL`; a socket
   whose clean-up never ran therefore leaks nothing for long.
@@ -322,13 +326,18 @@ class Hub:
             self.senders[slug] = asyncio.get_running_loop().create_task(self._send_events(slug), name="play-events")
 
     async def _send_events(self, slug: str) -> None:
+        """What queued while a send was on its way goes as one message: a layer slower than the room's
+        events costs fewer round trips instead of a growing queue."""
         queue = self.outgoing[slug]
         while queue:
-            message, term, seq = queue.popleft()
+            batch = [queue.popleft() for _ in range(len(queue))]
+            message = batch[0][0] if len(batch) == 1 else {"type": "play.events", "origin": self.channel,
+                                                           "events": [m for m, _, _ in batch]}
             try:
                 await self.layer.group_send(group_name(slug), message)
             except Exception:  # the layer is down (Redis restarting): clients catch up with `sync`
-                log.warning("room %s: events %s/%s not published", slug, term, seq, exc_info=True)
+                log.warning("room %s: events %s/%s-%s not published", slug, batch[0][1], batch[0][2], batch[-1][2],
+                            exc_info=True)
         del self.outgoing[slug]
 
     async def _fan_out(self, slug: str, term: str, seq: int, texts: list[str]) -> None:
@@ -356,9 +365,10 @@ class Hub:
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
-        if kind == "play.event":
+        if kind in ("play.event", "play.events"):
             if message.get("origin") != self.channel:  # our own events went out when published
-                await self._fan_out(message["slug"], message["term"], message["seq"], message["texts"])
+                for event in message.get("events") or [message]:
+                    await self._fan_out(event["slug"], event["term"], event["seq"], event["texts"])
         elif kind == "play.reply":
             conn = self.conns.get(message["conn"])
             join = message.get("join") or {}
