@@ -80,6 +80,7 @@ class RoomActor:
         self.presence_task: asyncio.Task | None = None
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any], Reply]] = asyncio.Queue()
         self.inbox_task: asyncio.Task | None = None
+        self.joins: set[asyncio.Task] = set()  # forwarded joins under way (kept: the loop holds tasks weakly)
         self.chat: deque[dict[str, Any]] | None = None  # the last lines, for hellos (read on the first join)
         self.history: deque[dict[str, Any]] | None = None  # the last tossups, likewise
         self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
@@ -109,19 +110,28 @@ class RoomActor:
             await reply([dumps(e) for e in events], {})
 
     async def inbox_run(self, kind: str, payload: dict[str, Any], reply: Reply) -> None:
-        """Commands forwarded by other processes run one after another, in the order they arrived."""
+        """Commands forwarded by other processes run one after another, in the order they arrived, but
+        joins: a player sends nothing before its join is answered, and a crowd's forwarded joins must go
+        to the group commit together, as local ones do, not one commit after another."""
+        if kind == "join":
+            task = asyncio.get_running_loop().create_task(self._forwarded(kind, payload, reply))
+            self.joins.add(task)
+            task.add_done_callback(self.joins.discard)
+            return
         self.inbox.put_nowait((kind, payload, reply))
         if self.inbox_task is None or self.inbox_task.done():
             self.inbox_task = asyncio.get_running_loop().create_task(self._drain_inbox())
 
     async def _drain_inbox(self) -> None:
         while not self.inbox.empty():
-            kind, payload, reply = self.inbox.get_nowait()
-            try:
-                await self.handle(kind, payload, reply)
-            except Exception:
-                log.exception("room %s: forwarded %s failed", self.slug, kind)
-                await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
+            await self._forwarded(*self.inbox.get_nowait())
+
+    async def _forwarded(self, kind: str, payload: dict[str, Any], reply: Reply) -> None:
+        try:
+            await self.handle(kind, payload, reply)
+        except Exception:
+            log.exception("room %s: forwarded %s failed", self.slug, kind)
+            await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
 
     async def _join(self, payload: dict[str, Any], reply: Reply) -> None:
         item = (self, payload.get("agent_id"), str(payload.get("guest_key") or ""), payload["name"])

@@ -415,3 +415,27 @@ async def test_a_batch_of_tossup_starts_writes_the_rooms_together(tossup_set):
         assert len(writes) == 1 and writes[0].startswith('UPDATE "PLAY_ROOM"')  # three rooms, one statement
     phases = await database_sync_to_async(lambda: set(Room.objects.values_list("phase", flat=True)))()
     assert phases == {Room.Phase.READING}
+
+
+async def test_joins_forwarded_by_another_process_go_to_the_group_commit_together(tossup_set):
+    from quizsite.agents.services import new_guest_key
+    from quizsite.play.hub import get_hub
+
+    first = Client(room="fwd")
+    await first.join("host")  # this process leads the room now
+    hub = get_hub()
+    actor = hub.actors["fwd"]
+    before = hub.writer.batches
+    replies: list[dict] = []
+
+    async def reply(texts: list[str], join: dict) -> None:
+        replies.append(join)
+
+    for i in range(8):  # as _dispatch hands them over, one after another, from the other process
+        await actor.inbox_run("join", {"guest_key": new_guest_key(), "name": f"far{i}"}, reply)
+    for _ in range(200):
+        if len(replies) == 8:
+            break
+        await asyncio.sleep(0.01)
+    assert len({r["player_id"] for r in replies}) == 8
+    assert hub.writer.batches - before <= 2  # one after another, they would be eight
