@@ -12,8 +12,8 @@ How a write is undone alone depends on what it writes:
 - A transition marked `defers_writes` (buzz, answer, the clock's expiry) only reads; its rows wait in
   its `Work` (play/work.py), and the works of the whole batch are written together at its end, with
   one statement per kind of row. A refusal has nothing to undo; a lost lease drops that work's rows.
-  Such a write that runs anything but a SELECT fails, with every write of its transaction: the rule
-  cannot rot unseen.
+  Such a write that runs anything but a SELECT fails before that statement runs (inside an ORM write,
+  with every write of its transaction): the rule cannot rot unseen.
 - Any other write runs in a savepoint of its own and writes its work before leaving it, except the
   first of a transaction: when that one fails, rolling the transaction back undoes it alone, and the
   rest of the batch goes on in a new one. (On PostgreSQL a savepoint is two round trips, and each
