@@ -482,15 +482,16 @@ def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list
                 now: datetime, lease: timedelta) -> dict[str, Any]:
     renewed = leases.rooms_renew(rooms=renew, driver=driver, now=now, lease=lease)
     leaders: dict[str, str] = {}
-    taken: dict[str, tuple] = {}
+    lapsed: list[str] = []
     for slug in wanted:
         leader, until = leases.room_leader(slug=slug)
         if leader and leader != driver and until is not None and until > now:
             leaders[slug] = leader
-            continue
-        got = _take_many(requests=[(slug, {})], driver=driver, now=now, lease=lease)[0]
-        if isinstance(got, tuple):  # no settings given: never refused
-            taken[slug] = got
+        else:
+            lapsed.append(slug)
+    got = _take_many(requests=[(slug, {}) for slug in lapsed], driver=driver, now=now, lease=lease) if lapsed else []
+    # No settings are given, so none is refused: a result is the room taken, or None.
+    taken: dict[str, tuple] = {slug: g for slug, g in zip(lapsed, got, strict=True) if isinstance(g, tuple)}
     leases.players_seen(player_ids=seen, now=now)
     online = leases.players_online_in(rooms=led, since=now - PRESENCE_TTL)
     return {"renewed": renewed, "leaders": leaders, "taken": taken, "online": online}

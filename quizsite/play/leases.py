@@ -156,12 +156,8 @@ def players_seen(*, player_ids: list[int], now: datetime) -> None:
         Player.objects.filter(pk__in=free).update(last_seen=now)
 
 
-def players_online(*, room: Room, since: datetime) -> set[int]:
-    return set(Player.objects.filter(room=room, last_seen__gte=since).values_list("id", flat=True))
-
-
 def players_online_in(*, rooms: list[Room], since: datetime) -> dict[str, set[int]]:
-    """`players_online` for several rooms in one query: slug -> player ids."""
+    """Who was seen since `since` in each of these rooms, in one query: slug -> player ids."""
     slugs = {room.pk: room.slug for room in rooms}
     online: dict[str, set[int]] = {slug: set() for slug in slugs.values()}
     rows = Player.objects.filter(room_id__in=list(slugs), last_seen__gte=since).values_list("room_id", "id")
