@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels with sessions and auth."""
+"""ASGI entry point: HTTP through Django, websockets through Channels with sessions (play/routing.py)."""
 
 import gc
 import os
@@ -9,19 +9,18 @@ from django.urls import get_resolver
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from quizsite.core.wsserver import ServerSend, autobahn_lazy_debug_formatting  # noqa: E402
-from quizsite.play.routing import websocket_urlpatterns  # noqa: E402
+from quizsite.play.routing import websocket_app  # noqa: E402
 
 autobahn_lazy_debug_formatting()  # daphne's websocket handshakes skip a debug line nobody reads
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": ServerSend(AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
+        "websocket": ServerSend(AllowedHostsOriginValidator(websocket_app())),
     }
 )
 

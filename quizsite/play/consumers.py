@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections import deque
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -21,6 +22,7 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib import auth
 
 from quizsite.agents.services import agent_get_or_create_for_user, new_guest_key
 from quizsite.core.wsserver import SERVER_SEND
@@ -289,22 +291,28 @@ class PlayConsumer(AsyncWebsocketConsumer):
     async def _identity(self, name: str) -> dict[str, Any]:
         """Who is joining: a user's agent, or a guest's key. Guests are made on join, never on connect,
         by the leader in the same write as the join (play/actor.py), so a crowd's guests and players
-        are made together, in one trip to the database thread per joiner."""
-        user = self.scope.get("user")
+        are made together. The user is read here, not on connect (play/routing.py): one trip to the
+        database thread for a browser's session, user and agent, none for a cookieless socket."""
+        user = self.scope.get("user")  # a stack that resolves users itself (tests may pass one in)
         if user is not None and user.is_authenticated:
             return {"agent_id": (await self.hub.writer.run(agent_get_or_create_for_user, user=user, name=name)).pk}
         session = self.scope.get("session")
-        if session is not None and session.session_key:  # a browser: its guest key lives in its session
-            return {"guest_key": await self.hub.writer.run(_session_guest_key, session=session)}
+        if session is not None and session.session_key:  # a browser: its user, or its guest key, is in its session
+            return await self.hub.writer.run(_session_identity, session=session, name=name)
         return {"guest_key": new_guest_key()}  # a cookieless socket could never carry a key back: a new guest
 
 
-def _session_guest_key(*, session: Any) -> str:
+def _session_identity(*, session: Any, name: str) -> dict[str, Any]:
+    """The signed-in user's agent (Django's own session check: a session whose password hash no longer
+    matches is signed out), else the session's guest key, made and saved on first use."""
+    user = auth.get_user(SimpleNamespace(session=session))  # type: ignore[arg-type]  # it reads only .session
+    if user.is_authenticated:
+        return {"agent_id": agent_get_or_create_for_user(user=user, name=name).pk}
     key = session.get("guest_key")
     if not key:
         key = session["guest_key"] = new_guest_key()
         session.save()
-    return str(key)
+    return {"guest_key": str(key)}
 
 
 class NoRouteConsumer(AsyncWebsocketConsumer):

@@ -229,3 +229,42 @@ async def test_two_players_pressing_next_at_once_start_one_tossup(tossup_set):
     await drain(a, 0.3)
     assert [f["type"] for f in a.frames].count("tossup") == 1
     assert "tossup_end" not in [f["type"] for f in a.frames]
+
+
+def _signed_in_cookie(username: str) -> tuple[str, int]:
+    """A session cookie of a signed-in user, as a browser holds it after signing in."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client as HttpClient
+
+    user = get_user_model().objects.create_user(username=username, password="a long enough password 1")
+    http = HttpClient()
+    http.force_login(user)
+    return f"sessionid={http.cookies['sessionid'].value}", user.pk
+
+
+async def test_a_signed_in_browser_joins_as_its_users_agent_and_a_stale_session_as_a_guest(tossup_set):
+    """The user is read on join, not on connect (play/routing.py): it must still be the user's agent,
+    and a session whose password hash no longer matches (the password changed) must not be."""
+    from django.contrib.auth import get_user_model
+
+    from quizsite.agents.models import Agent
+    from quizsite.play.models import Player
+
+    cookie, user_id = await database_sync_to_async(_signed_in_cookie)("ada")
+    a = Client(cookie=cookie)
+    hello = await a.join("ada in the room")
+    player = await database_sync_to_async(Player.objects.select_related("agent").get)(pk=hello["player_id"])
+    assert player.agent.user_id == user_id and player.agent.guest_key is None
+
+    def change_password() -> None:
+        user = get_user_model().objects.get(pk=user_id)
+        user.set_password("another long password 2")
+        user.save()
+
+    await database_sync_to_async(change_password)()
+    b = Client(room="r2", cookie=cookie)
+    hello = await b.join("not ada")
+    player = await database_sync_to_async(Player.objects.select_related("agent").get)(pk=hello["player_id"])
+    assert player.agent.user_id is None and player.agent.guest_key
+    assert await database_sync_to_async(Agent.objects.filter(user_id=user_id).count)() == 1
+    await close_all([a, b])

@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from channels.auth import AuthMiddlewareStack
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from quizsite.play.routing import websocket_urlpatterns
+from quizsite.play.routing import websocket_app
 
-APP = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+APP = websocket_app()  # the stack quizsite/asgi.py serves
 FAST_QUERY = "ms_per_word=20&answer_ms=1000&dead_ms=300&set=t"
 OPEN: list[Client] = []  # closed by the test module's teardown, even when a test fails
 
