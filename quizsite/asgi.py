@@ -14,6 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from quizsite.core.wsserver import ServerSend, autobahn_lazy_debug_formatting  # noqa: E402
 from quizsite.play.routing import websocket_app  # noqa: E402
+from quizsite.research import plots  # noqa: E402
 
 autobahn_lazy_debug_formatting()  # daphne's websocket handshakes skip a debug line nobody reads
 
@@ -28,6 +29,7 @@ application = ProtocolTypeRouter(
 # URLconf and every view module behind it (matplotlib, DRF, allauth: 50,000 objects that full
 # collections walked again and again, found with gc.get_objects() in a gc callback under ws_load).
 get_resolver().url_patterns  # noqa: B018 - imports the views
+plots.pyplot()  # matplotlib, which the views import only when they first draw
 
 # Everything imported so far (Django, the apps and their views) lives as long as the process: frozen
 # out of the cyclic collector's sight, a full collection walks only what the server allocates while it

@@ -12,19 +12,30 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, cast
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .models import FitAgent, FitItem, FitRun  # noqa: E402
+from .models import FitAgent, FitItem, FitRun
 
 if TYPE_CHECKING:
     from matplotlib.collections import PolyCollection
     from matplotlib.figure import Figure
+
+@lru_cache(maxsize=1)
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, imported with the first figure: the URLconf imports this
+    module, so at import time it cost every Django process 0.8 s of its start (a `manage.py` command,
+    a worker, each test's subprocess), although few of them ever draw. The ASGI server imports it
+    up front (quizsite/asgi.py), so its objects are frozen with the rest."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
 
 KIND_STYLE = {"human": ("Humans", "#c2410c"), "human_group": ("Human groups", "#a16207"), "ai": ("AI systems", "#1d4ed8")}
 RELEVANT = 0.6
@@ -33,12 +44,12 @@ RELEVANT = 0.6
 def _svg(fig: Figure) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(fig)
+    pyplot().close(fig)
     return buffer.getvalue()
 
 
 def _empty(message: str) -> str:
-    fig, ax = plt.subplots(figsize=(5, 1.2))
+    fig, ax = pyplot().subplots(figsize=(5, 1.2))
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=11, color="#667085")
     return _svg(fig)
@@ -51,7 +62,7 @@ def skills_svg(run: FitRun) -> str:
     names = run.dim_names()
     m = len(names)
     kinds = [k for k in KIND_STYLE if any(kind == k for kind, _ in agents)]
-    fig, axes = plt.subplots(1, m, figsize=(max(3.0, 2.3 * m), 3.6), sharey=True, squeeze=False)
+    fig, axes = pyplot().subplots(1, m, figsize=(max(3.0, 2.3 * m), 3.6), sharey=True, squeeze=False)
     rng = np.random.default_rng(0)
     for k, ax in enumerate(axes[0]):
         for pos, kind in enumerate(kinds):
@@ -81,7 +92,7 @@ def relevance_svg(run: FitRun) -> str:
         return _empty("this model has no relevance (CAIMIRA only)")
     r = np.asarray(rel)
     names = run.dim_names()
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(names) + 1), 3.4))
+    fig, ax = pyplot().subplots(figsize=(max(4.0, 1.3 * len(names) + 1), 3.4))
     parts = ax.violinplot([r[:, k] for k in range(r.shape[1])], showmedians=True)
     # the stub types every entry as one Collection, but "bodies" is a list of them
     for body in cast("list[PolyCollection]", parts["bodies"]):
@@ -106,7 +117,7 @@ def clusters_svg(run: FitRun) -> str:
     rel = np.asarray([c["mean_relevance"] for c in clusters])
     eff = np.asarray([c["mean_effective_difficulty"] for c in clusters])
     rows = [f"C{c['cluster'] + 1} (n={c['size']})" for c in clusters]
-    fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 2.2 * len(names) + 3), 0.45 * len(rows) + 1.8))
+    fig, axes = pyplot().subplots(1, 2, figsize=(max(7.0, 2.2 * len(names) + 3), 0.45 * len(rows) + 1.8))
     bound = float(np.abs(eff).max()) or 1.0
     for ax, values, title, cmap, vmin, vmax in (
         (axes[0], rel, "mean relevance", "Blues", 0.0, 1.0),
@@ -131,7 +142,7 @@ def history_svg(run: FitRun) -> str:
     if not history:
         return _empty("no training history")
     epochs = [h["epoch"] for h in history]
-    fig, ax = plt.subplots(figsize=(5.5, 2.6))
+    fig, ax = pyplot().subplots(figsize=(5.5, 2.6))
     ax.plot(epochs, [h["train_bce"] for h in history], label="train BCE", color="#3257d6")
     val = [h.get("val_bce") for h in history]
     if any(v is not None for v in val):
@@ -156,7 +167,7 @@ PLOTS: dict[str, Callable[[FitRun], str]] = {
 
 
 def _heatmap(values: np.ndarray, rows: list[str], columns: list[str], title: str, cmap: str, center: bool) -> str:
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.9 * len(columns) + 2.5), 0.42 * len(rows) + 1.6))
+    fig, ax = pyplot().subplots(figsize=(max(4.5, 0.9 * len(columns) + 2.5), 0.42 * len(rows) + 1.6))
     finite = values[np.isfinite(values)]
     if center:
         bound = float(np.abs(finite).max()) if finite.size else 1.0
@@ -215,8 +226,8 @@ def group_skills_svg(run: FitRun) -> str:
         return _empty("no fitted agents")
     names = run.dim_names()
     groups = [g for g, _label in GROUPS if any(gg == g for gg, _s in values)]
-    colors = plt.get_cmap("tab10")
-    fig, axes = plt.subplots(1, len(names), figsize=(max(3.0, 2.4 * len(names)), 3.8), sharey=True, squeeze=False)
+    colors = pyplot().get_cmap("tab10")
+    fig, axes = pyplot().subplots(1, len(names), figsize=(max(3.0, 2.4 * len(names)), 3.8), sharey=True, squeeze=False)
     for k, ax in enumerate(axes[0]):
         data = [np.asarray([s[k] for gg, s in values if gg == g and len(s) > k]) for g in groups]
         box = ax.boxplot(data, positions=range(len(groups)), widths=0.6, showfliers=False, patch_artist=True)
