@@ -4,6 +4,7 @@
     python benchmarks/ws_load.py --profile services   # PostgreSQL + Redis, 1 daphne
     python benchmarks/ws_load.py --profile services --procs 2 4 --cases 1x500
     python benchmarks/ws_load.py --sweep 100 200 400 800 --cases 1xN   # players at the latency bound
+    python benchmarks/ws_load.py --joins-only --rounds 3             # the joins alone, and the server's CPU for them
 
 Prints a table (ms; ratios = project / minimal) and saves a plot of latency percentiles against players
 to benchmarks/out/ws_load.png.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, measured_case  # noqa: E402
+from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, join_phase, measured_case  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 BOUND_MS = 100.0
@@ -63,7 +64,13 @@ def main() -> None:
     ap.add_argument("--ms-per-word", type=int, default=50)
     ap.add_argument("--client-loop", choices=["asyncio", "uvloop"], default="asyncio",
                     help="event loop of the load clients (500 clients in one process can saturate a core)")
+    ap.add_argument("--joins-only", action="store_true",
+                    help="time only the joins of each case (no tossup), --rounds times, minimal and project alternating")
+    ap.add_argument("--rounds", type=int, default=1, help="with --joins-only: rounds per case")
     args = ap.parse_args()
+    if args.joins_only:
+        joins_only(args)
+        return
 
     OUT.mkdir(exist_ok=True)
     run = asyncio.run
@@ -103,6 +110,34 @@ def main() -> None:
                   f"(max {max(ok) if ok else 0})")
     plot(points, OUT / "ws_load.png")
     print(f"\nplot: {OUT / 'ws_load.png'}")
+
+
+def joins_only(args: argparse.Namespace) -> None:
+    """The join figures alone: the minimal server's hello carries no player list and it tells nobody of
+    a join, so what the project does beyond it (a player row, the roster in the hello, presence for the
+    room) shows here without a tossup's noise. Server CPU is /proc utime + stime over the joins."""
+    run = asyncio.run
+    if args.client_loop == "uvloop":
+        import uvloop
+
+        run = uvloop.run
+    minimal = MinimalServer()
+    try:
+        for name, procs in [(s, p) for p in args.procs for s in args.servers]:
+            server = ProjectServer(profile=args.profile, procs=procs, server=name)
+            try:
+                for case in args.cases:
+                    rooms, per_room = parse_case(case)
+                    print(f"\n{name} {args.profile} x{procs} proc, {rooms} x {per_room}: joins (s), server CPU (s)")
+                    for r in range(args.rounds):
+                        m = run(join_phase([minimal.proc.pid], minimal.ports, rooms, per_room))
+                        p = run(join_phase([x.pid for x in server.procs], server.ports, rooms, per_room))
+                        print(f"  round {r + 1}: project {p[0]:.2f} s, CPU {p[1]:.2f} s; minimal {m[0]:.2f} s, CPU "
+                              f"{m[1]:.2f} s; ratio {p[0] / m[0]:.1f}x; no hello: {p[2]} / {m[2]}")
+            finally:
+                server.close()
+    finally:
+        minimal.close()
 
 
 def plot(points: list[tuple[str, int, CaseResult]], path: Path) -> None:

@@ -165,6 +165,42 @@ async def measured_case(pids: list[int], ports: list[int], rooms: int, per_room:
     return result
 
 
+async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: int, connect_at_once: int = 100,
+                     prefix: str = "joins") -> tuple[float, float, int]:
+    """Only the joins of a case, as `run_case` makes them (100 connecting at a time, each waits for its
+    hello): (seconds, the server's CPU seconds over them, players that got no hello). The sockets are
+    closed after the clock stops."""
+    import websockets
+
+    query = "ms_per_word=50&dead_ms=1000&answer_ms=3000&set=bench"
+    tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
+    gate = asyncio.Semaphore(connect_at_once)
+    sockets: list[Any] = []
+    failed = 0
+
+    async def one(n: int, room: str) -> None:
+        nonlocal failed
+        port = ports[n % len(ports)]
+        async with gate:
+            try:
+                ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{room}/?{query}", open_timeout=60,
+                                              origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None,
+                                              ping_interval=None, close_timeout=2, compression=None)
+                sockets.append(ws)
+                await ws.send(json.dumps({"type": "join", "name": f"p{n}"}))
+                while json.loads(await asyncio.wait_for(ws.recv(), 60))["type"] != "hello":
+                    pass
+            except Exception:
+                failed += 1
+
+    gc.collect()
+    before, t0 = cpu_seconds(pids), time.monotonic()
+    await asyncio.gather(*(one(n, f"{tag}-{n // per_room}") for n in range(rooms * per_room)))
+    took, cpu = time.monotonic() - t0, cpu_seconds(pids) - before
+    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return took, cpu, failed
+
+
 def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60, path: str | None = None) -> None:
     import socket
 
