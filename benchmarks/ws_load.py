@@ -16,7 +16,9 @@ import argparse
 import asyncio
 import math
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -73,34 +75,22 @@ def main() -> None:
         return
 
     OUT.mkdir(exist_ok=True)
-    run = asyncio.run
-    if args.client_loop == "uvloop":
-        import uvloop
-
-        run = uvloop.run
+    run = client_runner(args.client_loop)
     points: list[tuple[str, int, CaseResult]] = []
-    minimal = MinimalServer()
-    try:
-        for name, procs in [(s, p) for p in args.procs for s in args.servers]:
-            server = ProjectServer(profile=args.profile, procs=procs, server=name)
-            try:
-                for case in args.cases:
-                    for n in (args.sweep or [None]):
-                        rooms, per_room = parse_case(case, n)
-                        label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
-                        base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
-                                                 ms_per_word=args.ms_per_word, name="minimal"))
-                        got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
-                                                ms_per_word=args.ms_per_word, name=label))
-                        got.rss_mb = server.rss_mb()
-                        show(label, got, base)
-                        shape = f"{rooms} room{'s' if rooms > 1 else ''}"
-                        points += [(f"{name} {args.profile} {procs}p, {shape}", rooms * per_room, got),
-                                   (f"minimal, {shape}", rooms * per_room, base)]
-            finally:
-                server.close()
-    finally:
-        minimal.close()
+    for name, procs, minimal, server in project_servers(args):
+        for case in args.cases:
+            for n in (args.sweep or [None]):
+                rooms, per_room = parse_case(case, n)
+                label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
+                base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
+                                         ms_per_word=args.ms_per_word, name="minimal"))
+                got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
+                                        ms_per_word=args.ms_per_word, name=label))
+                got.rss_mb = server.rss_mb()
+                show(label, got, base)
+                shape = f"{rooms} room{'s' if rooms > 1 else ''}"
+                points += [(f"{name} {args.profile} {procs}p, {shape}", rooms * per_room, got),
+                           (f"minimal, {shape}", rooms * per_room, base)]
     if args.sweep:
         print("\nplayers per process at the latency bound (p99 late and spread < 100 ms):")
         for name, procs in [(s, p) for p in args.procs for s in args.servers]:
@@ -116,24 +106,34 @@ def joins_only(args: argparse.Namespace) -> None:
     """The join figures alone: the minimal server's hello carries no player list and it tells nobody of
     a join, so what the project does beyond it (a player row, the roster in the hello, presence for the
     room) shows here without a tossup's noise. Server CPU is /proc utime + stime over the joins."""
-    run = asyncio.run
-    if args.client_loop == "uvloop":
+    run = client_runner(args.client_loop)
+    for name, procs, minimal, server in project_servers(args):
+        for case in args.cases:
+            rooms, per_room = parse_case(case)
+            print(f"\n{name} {args.profile} x{procs} proc, {rooms} x {per_room}: joins (s), server CPU (s)")
+            for r in range(args.rounds):
+                m = run(join_phase([minimal.proc.pid], minimal.ports, rooms, per_room))
+                p = run(join_phase([x.pid for x in server.procs], server.ports, rooms, per_room))
+                print(f"  round {r + 1}: project {p[0]:.2f} s, CPU {p[1]:.2f} s; minimal {m[0]:.2f} s, CPU "
+                      f"{m[1]:.2f} s; ratio {p[0] / m[0]:.1f}x; no hello: {p[2]} / {m[2]}")
+
+
+def client_runner(loop: str) -> Callable[..., Any]:
+    if loop == "uvloop":
         import uvloop
 
-        run = uvloop.run
+        return uvloop.run
+    return asyncio.run
+
+
+def project_servers(args: argparse.Namespace) -> Iterator[tuple[str, int, MinimalServer, ProjectServer]]:
+    """The minimal server for the whole run, and each project configuration in turn, closed after it."""
     minimal = MinimalServer()
     try:
         for name, procs in [(s, p) for p in args.procs for s in args.servers]:
             server = ProjectServer(profile=args.profile, procs=procs, server=name)
             try:
-                for case in args.cases:
-                    rooms, per_room = parse_case(case)
-                    print(f"\n{name} {args.profile} x{procs} proc, {rooms} x {per_room}: joins (s), server CPU (s)")
-                    for r in range(args.rounds):
-                        m = run(join_phase([minimal.proc.pid], minimal.ports, rooms, per_room))
-                        p = run(join_phase([x.pid for x in server.procs], server.ports, rooms, per_room))
-                        print(f"  round {r + 1}: project {p[0]:.2f} s, CPU {p[1]:.2f} s; minimal {m[0]:.2f} s, CPU "
-                              f"{m[1]:.2f} s; ratio {p[0] / m[0]:.1f}x; no hello: {p[2]} / {m[2]}")
+                yield name, procs, minimal, server
             finally:
                 server.close()
     finally:

@@ -165,12 +165,20 @@ async def measured_case(pids: list[int], ports: list[int], rooms: int, per_room:
     return result
 
 
+async def connect(port: int, room: str, query: str) -> Any:
+    """A load client's socket to a room (no deflate: the project serves without it)."""
+    import websockets
+
+    return await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{room}/?{query}", open_timeout=60,
+                                    origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None,
+                                    ping_interval=None, close_timeout=2, compression=None)
+
+
 async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: int, connect_at_once: int = 100,
                      prefix: str = "joins") -> tuple[float, float, int]:
     """Only the joins of a case, as `run_case` makes them (100 connecting at a time, each waits for its
     hello): (seconds, the server's CPU seconds over them, players that got no hello). The sockets are
     closed after the clock stops."""
-    import websockets
 
     query = "ms_per_word=50&dead_ms=1000&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
@@ -183,9 +191,7 @@ async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: in
         port = ports[n % len(ports)]
         async with gate:
             try:
-                ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{room}/?{query}", open_timeout=60,
-                                              origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None,
-                                              ping_interval=None, close_timeout=2, compression=None)
+                ws = await connect(port, room, query)
                 sockets.append(ws)
                 await ws.send(json.dumps({"type": "join", "name": f"p{n}"}))
                 while json.loads(await asyncio.wait_for(ws.recv(), 60))["type"] != "hello":
@@ -426,7 +432,6 @@ async def run_case(ports: list[int], rooms: int, per_room: int, **kwargs: Any) -
 
 async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
                     name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
-    import websockets
 
     query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
@@ -439,9 +444,7 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
         port = ports[n % len(ports)]
         async with gate:
             try:
-                bot.ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{bot.room}/?{query}", open_timeout=60,
-                                                  origin=f"http://127.0.0.1:{port}", max_size=2**24, max_queue=None, ping_interval=None,
-                                                  close_timeout=2, compression=None)  # as the project serves: no deflate
+                bot.ws = await connect(port, bot.room, query)
             except Exception:
                 refused += 1
                 return
