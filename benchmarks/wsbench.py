@@ -179,7 +179,6 @@ async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: in
     """Only the joins of a case, as `run_case` makes them (100 connecting at a time, each waits for its
     hello): (seconds, the server's CPU seconds over them, players that got no hello). The sockets are
     closed after the clock stops."""
-
     query = "ms_per_word=50&dead_ms=1000&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
     gate = asyncio.Semaphore(connect_at_once)
@@ -432,7 +431,6 @@ async def run_case(ports: list[int], rooms: int, per_room: int, **kwargs: Any) -
 
 async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
                     name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
-
     query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
     bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]

@@ -293,9 +293,6 @@ class PlayConsumer(AsyncWebsocketConsumer):
         by the leader in the same write as the join (play/actor.py), so a crowd's guests and players
         are made together. The user is read here, not on connect (play/routing.py): one trip to the
         database thread for a browser's session, user and agent, none for a cookieless socket."""
-        user = self.scope.get("user")  # a stack that resolves users itself (tests may pass one in)
-        if user is not None and user.is_authenticated:
-            return {"agent_id": (await self.hub.writer.run(agent_get_or_create_for_user, user=user, name=name)).pk}
         session = self.scope.get("session")
         if session is not None and session.session_key:  # a browser: its user, or its guest key, is in its session
             return await self.hub.writer.run(_session_identity, session=session, name=name)
