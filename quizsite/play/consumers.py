@@ -112,6 +112,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
         self.bucket = Bucket(REFILL_PER_S, BUCKET_SIZE)
         self.refused: deque[float] = deque()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_LIMIT)
+        self.join_delay: float | None = None  # seconds the first join waits (hub.join_wait), once taken
         await self.accept()
         self.sender = asyncio.get_running_loop().create_task(self._send_loop())
         refusal = self.hub.register(self) or await self.hub.admit(self)
@@ -134,13 +135,21 @@ class PlayConsumer(AsyncWebsocketConsumer):
     # --- inbound: measured on arrival, run in order by the worker ----------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not (self.bucket.take() and self.hub.allow_message(self)):
+        if not self.bucket.take():
             self._too_fast()
             return
         try:
             message = _parse(text_data)
-            if message["type"] != "join" and message["type"] not in COMMANDS:
-                raise PlayError("unknown_type", f"unknown message type {message['type'][:40]!r}")
+            kind = message["type"]
+            if kind != "join" and kind not in COMMANDS:
+                raise PlayError("unknown_type", f"unknown message type {kind[:40]!r}")
+            if kind == "join" and self.join_delay is None:  # the socket's first join waits its address's turn
+                self.join_delay = self.hub.join_wait(self)
+                if self.join_delay is None:
+                    raise PlayError("too_fast", "too many players are joining from your address; try again shortly")
+            elif not self.hub.allow_message(self):
+                self._too_fast()
+                return
             self.inbox.put_nowait(message)
         except PlayError as exc:
             self.push(json.dumps(exc.as_event()))
@@ -162,6 +171,9 @@ class PlayConsumer(AsyncWebsocketConsumer):
             message = await self.inbox.get()
             try:
                 if message["type"] == "join":
+                    if self.join_delay:
+                        await asyncio.sleep(self.join_delay)
+                        self.join_delay = 0.0
                     await self._join(message)
                 elif self.player_id is None:
                     raise PlayError("not_joined", "send 'join' first")

@@ -102,6 +102,21 @@ class Bucket:
         self.tokens -= 1
         return True
 
+    def reserve(self, max_wait: float) -> float | None:
+        """Take a token ahead of time: the seconds until it is due (0 when one is at hand), or None,
+        taking nothing, when that would be more than `max_wait` away."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        wait = max(0.0, (1 - self.tokens) / self.rate)
+        if wait > max_wait:
+            return None
+        self.tokens -= 1
+        return wait
+
+    def full(self) -> bool:
+        return self.tokens + (time.monotonic() - self.at) * self.rate >= self.burst
+
 
 def _in_lease_thread(fn: Callable[..., Any], **kwargs: Any) -> Awaitable[Any]:
     if _sqlite():
@@ -129,6 +144,7 @@ class Hub:
         self.per_ip: Counter[str] = Counter()
         self.per_session: Counter[str] = Counter()
         self.ip_buckets: dict[str, Bucket] = {}
+        self.join_buckets: dict[str, Bucket] = {}  # kept past the address's last socket while they owe tokens
         self.tasks: list[asyncio.Task] = []
         self.outgoing: dict[str, deque[tuple[dict[str, Any], str, int]]] = {}  # events for the layer, per room
         self.senders: dict[str, asyncio.Task] = {}
@@ -207,6 +223,8 @@ class Hub:
         if self.per_ip[conn.ip] <= 0:
             del self.per_ip[conn.ip]
             self.ip_buckets.pop(conn.ip, None)
+            if conn.ip in self.join_buckets and self.join_buckets[conn.ip].full():
+                del self.join_buckets[conn.ip]
         if conn.session_key:
             self.per_session[conn.session_key] -= 1
             if self.per_session[conn.session_key] <= 0:
@@ -226,6 +244,22 @@ class Hub:
         if bucket is None:
             bucket = self.ip_buckets[conn.ip] = Bucket(settings.PLAY_IP_MSGS_PER_S, 2 * settings.PLAY_IP_MSGS_PER_S)
         return bucket.take()
+
+    def join_wait(self, conn: Conn) -> float | None:
+        """How long this socket's join waits for its address's turn, or None when the queue is too long.
+
+        Joins from one address are paced, not refused: a hall of players behind one NAT that joins or
+        reconnects at once (a process died) would otherwise lose every join past the message bucket's
+        burst, and those players would wait for a hello that never comes. Each socket's first join takes
+        one token (`PlayConsumer.receive`), and a socket joins once, so the queue is bounded by the
+        connection cap; the rate bounds the guest and player rows an address can make."""
+        bucket = self.join_buckets.get(conn.ip)
+        if bucket is None:
+            if len(self.join_buckets) > 4096:  # addresses that owe nothing are forgotten
+                self.join_buckets = {ip: b for ip, b in self.join_buckets.items() if not b.full()}
+            rate = settings.PLAY_IP_JOINS_PER_S
+            bucket = self.join_buckets[conn.ip] = Bucket(rate, 2 * rate)
+        return bucket.reserve(settings.PLAY_JOIN_WAIT_MAX_S)
 
     async def enter(self, conn: Conn) -> None:
         """Put the socket in its room's local fan-out (before its join goes out, so it misses nothing)."""

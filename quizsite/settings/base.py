@@ -293,6 +293,8 @@ LOGGING = {
 PLAY_MAX_CONN_PER_IP = int(os.environ.get("PLAY_MAX_CONN_PER_IP", "64"))
 PLAY_MAX_CONN_PER_SESSION = int(os.environ.get("PLAY_MAX_CONN_PER_SESSION", "8"))
 PLAY_IP_MSGS_PER_S = float(os.environ.get("PLAY_IP_MSGS_PER_S", "200"))
+PLAY_IP_JOINS_PER_S = float(os.environ.get("PLAY_IP_JOINS_PER_S", "200"))
+PLAY_JOIN_WAIT_MAX_S = float(os.environ.get("PLAY_JOIN_WAIT_MAX_S", "10"))
 
 # Play defaults (PROTOCOL.md); rooms override them through their settings.
 PLAY_DEFAULTS = {

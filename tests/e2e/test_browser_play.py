@@ -55,3 +55,51 @@ def test_join_buzz_with_space_answer_and_see_score(app_url, tmp_path):
             page.screenshot(path=str(tmp_path / "play-room.png"))
         finally:
             browser.close()
+
+
+@pytest.fixture
+def paced_app_url(tmp_path):
+    """The app with joins from one address paced at one every 2 s, and a queue of at most 2 s."""
+    env = app_env(tmp_path / "var", PLAY_IP_JOINS_PER_S="0.5", PLAY_JOIN_WAIT_MAX_S="2")
+    fixture = tmp_path / "e2e.jsonl"
+    fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
+    migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
+    port = free_port()
+    proc = asgi_server(port, env, tmp_path / "server.log")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def test_a_join_refused_for_a_crowd_at_the_address_is_asked_again_by_the_page(paced_app_url):
+    from playwright.sync_api import expect, sync_playwright
+    from websockets.sync.client import connect
+
+    ws_url = paced_app_url.replace("http", "ws") + "/ws/play/crowded/?set=e2e"
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        crowd = []
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(20000)
+            frames: list[dict] = []
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(json.loads(f))))
+            page.goto(f"{paced_app_url}/play/crowded/?set=e2e")
+            page.fill("#name-input", "Ada")
+            # Two players of the same address join just before: the address's queue is then full for 2 s.
+            for n in range(2):
+                sock = connect(ws_url, origin=paced_app_url)
+                sock.send(json.dumps({"type": "join", "name": f"hall{n}"}))
+                crowd.append(sock)
+            page.press("#name-input", "Enter")
+            expect(page.locator("#status")).to_contain_text("Press Next", timeout=15000)
+            kinds = [(f["type"], f.get("code")) for f in frames]
+            assert ("error", "too_fast") in kinds, kinds  # the page's first join was refused ...
+            assert kinds.index(("error", "too_fast")) < kinds.index(("hello", None))  # ... and its next one got in
+            expect(page.locator("#chat-log")).not_to_contain_text("joining from your address")
+        finally:
+            for sock in crowd:
+                sock.close()
+            browser.close()

@@ -81,6 +81,45 @@ async def test_connections_per_address_are_capped(tossup_set, settings):
     assert (await a.until("hello"))["player_id"]
 
 
+async def test_a_crowd_behind_one_address_joins_at_once_and_every_player_gets_a_hello(tossup_set, settings):
+    # A hall behind one NAT, joining (or reconnecting after a process died) at the same moment: past the
+    # address's burst, joins used to be refused `too_fast` and those players waited for a hello forever.
+    settings.PLAY_IP_MSGS_PER_S = settings.PLAY_IP_JOINS_PER_S = 10.0  # bursts of 20
+    crowd = [Client() for _ in range(30)]
+    for c in crowd:
+        await c.connect()
+    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
+    hellos = await asyncio.gather(*(c.until("hello", timeout=10) for c in crowd))
+    assert len({h["player_id"] for h in hellos}) == 30
+    assert not [f for c in crowd for f in c.frames if f["type"] == "error"]
+    # the address's other messages keep their own bucket: chat right after the crowd joined goes through
+    await crowd[0].send({"type": "chat", "text": "all here"})
+    assert (await crowd[0].until("chat"))["text"] == "all here"
+
+
+async def test_joins_past_the_addresss_queue_are_refused_and_a_later_try_gets_in(tossup_set, settings):
+    settings.PLAY_IP_JOINS_PER_S = 1.0  # a burst of 2, then one a second
+    settings.PLAY_JOIN_WAIT_MAX_S = 1.5  # the third waits a second; a fourth would wait two
+    crowd = [Client() for _ in range(4)]
+    for c in crowd:
+        await c.connect()
+    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
+
+    async def first_answer(c):
+        while (frame := await c.recv(timeout=5))["type"] not in ("hello", "error"):
+            pass
+        return frame
+
+    answers = await asyncio.gather(*(first_answer(c) for c in crowd))
+    assert sorted(a["type"] for a in answers) == ["error", "hello", "hello", "hello"]
+    late = crowd[[a["type"] for a in answers].index("error")]
+    refusal = answers[crowd.index(late)]
+    assert refusal["code"] == "too_fast" and "joining from your address" in refusal["message"]
+    await asyncio.sleep(0.6)  # the queue is now short enough again
+    await late.send({"type": "join", "name": "again"})
+    assert (await late.until("hello", timeout=5))["player_id"]
+
+
 async def test_connecting_makes_no_guest_only_joining_does(tossup_set):
     before = await database_sync_to_async(Agent.objects.count)()
     a = Client()
