@@ -11,9 +11,8 @@ from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
-@pytest.fixture
-def app_url(tmp_path):
-    env = app_env(tmp_path / "var")
+def _serve(tmp_path, **env_extra):
+    env = app_env(tmp_path / "var", **env_extra)
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
     migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
@@ -24,6 +23,11 @@ def app_url(tmp_path):
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    yield from _serve(tmp_path)
 
 
 def test_join_buzz_with_space_answer_and_see_score(app_url, tmp_path):
@@ -60,17 +64,7 @@ def test_join_buzz_with_space_answer_and_see_score(app_url, tmp_path):
 @pytest.fixture
 def paced_app_url(tmp_path):
     """The app with joins from one address paced at one every 2 s, and a queue of at most 2 s."""
-    env = app_env(tmp_path / "var", PLAY_IP_JOINS_PER_S="0.5", PLAY_JOIN_WAIT_MAX_S="2")
-    fixture = tmp_path / "e2e.jsonl"
-    fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
-    migrate_and_import(env, fixture, "--set", "e2e", "--name", "E2E set")
-    port = free_port()
-    proc = asgi_server(port, env, tmp_path / "server.log")
-    try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(proc)
+    yield from _serve(tmp_path, PLAY_IP_JOINS_PER_S="0.5", PLAY_JOIN_WAIT_MAX_S="2")
 
 
 def test_a_join_refused_for_a_crowd_at_the_address_is_asked_again_by_the_page(paced_app_url):
