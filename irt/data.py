@@ -403,9 +403,12 @@ class FitData:
         """Keys that the validation hash split uses for each response.
 
         ``"pair"``: query id and agent id; ``"query"``: the query id (whole items go to validation);
-        any other name: that query field (e.g. ``"orig_qid"``: whole tossups go to validation).
+        any other name: that query field (e.g. ``"orig_qid"``: whole tossups go to validation). An agent
+        record's optional ``split_key`` stands in for its id here: ids that are drawn per installation
+        (the app's pseudonyms) would otherwise split the same responses differently in every one.
         """
-        ids, aids = self.item_ids, self.agent_ids
+        ids = self.item_ids
+        aids = [str(a.get("split_key") or a["id"]) for a in self.agents]
         r = self.responses
         if group == "pair":
             return [f"{ids[q]}|{aids[a]}" for q, a in zip(r.item_idx.tolist(), r.agent_idx.tolist(), strict=True)]

@@ -84,3 +84,42 @@ def test_fit_form_offers_the_paper_grouping(players):
     assert form.is_valid(), form.errors
     assert form.spec.data.grouping == "paper" and form.spec.data.groups_per_size == 5
     assert FitForm.initial_from(form.spec.as_dict())["grouping"] == "paper"
+
+
+def _as_imported(players):  # type: ignore[no-untyped-def]
+    for name, agent in players.items():
+        agent.external_id = f"ext-{name}"
+        agent.save(update_fields=["external_id"])
+
+
+def _content(prepared, name_of):  # type: ignore[no-untyped-def]
+    """A prepared data set with every pseudonym replaced by the agent's name: what must not depend on them."""
+    import irt
+
+    agents = [name_of.get(a["id"], a["id"]) for a in prepared.agents]
+    members = {a["id"]: sorted(name_of[m] for m in a["members"]) for a in prepared.agents if a["type"] == "human_group"}
+    responses = [(name_of.get(r["agent_id"], r["agent_id"]), r["query_id"], r["ruling"]) for r in prepared.responses]
+    data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses)
+    from irt.train import hash_split
+
+    split = hash_split(data.split_keys("pair"), 0.1, 0).tolist()
+    return agents, members, responses, split
+
+
+@pytest.mark.parametrize("grouping", ["paper", "individual"])
+def test_imported_rows_give_the_same_fit_data_whatever_pseudonyms_the_installation_drew(players, grouping):
+    # The same file imported into two databases differs only in the pseudonyms each drew (at random):
+    # agent order, groups and the validation split must not follow them.
+    from quizsite.agents.models import new_pseudonym
+
+    _as_imported(players)
+    spec = DataSpec(item_sets=["g"], grouping=grouping)
+    first = _content(prepare(spec), {a.public_id: n for n, a in players.items()})
+    for agent in players.values():
+        agent.public_id = new_pseudonym()
+        agent.save(update_fields=["public_id"])
+    second = _content(prepare(spec), {a.public_id: n for n, a in players.items()})
+    assert first[0] == second[0]  # agent order
+    assert first[1] == second[1]  # who is in which group
+    assert first[2] == second[2]  # responses, in order
+    assert first[3] == second[3]  # the validation split
