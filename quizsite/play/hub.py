@@ -253,6 +253,8 @@ class Hub:
         burst, and those players would wait for a hello that never comes. Each socket's first join takes
         one token (`PlayConsumer.receive`), and a socket joins once, so the queue is bounded by the
         connection cap; the rate bounds the guest and player rows an address can make."""
+        if settings.PLAY_IP_JOINS_PER_S <= 0:  # pacing off
+            return 0.0
         bucket = self.join_buckets.get(conn.ip)
         if bucket is None:
             if len(self.join_buckets) > 4096:  # addresses that owe nothing are forgotten

@@ -283,3 +283,13 @@ async def test_a_client_that_stops_reading_holds_up_nobody_and_is_closed(tossup_
     assert all(c.player_id != hello["player_id"] for c in hub.conns.values())
     await a.send({"type": "chat", "text": "still served"})
     assert (await a.until("chat"))["text"] == "still served"
+
+
+async def test_join_pacing_set_to_zero_is_off(tossup_set, settings):
+    settings.PLAY_IP_MSGS_PER_S = 10.0  # the message bucket (bursts of 20) does not hold joins up either
+    settings.PLAY_IP_JOINS_PER_S = 0
+    crowd = [Client() for _ in range(25)]
+    for c in crowd:
+        await c.connect()
+    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
+    assert len({(await c.until("hello")).get("player_id") for c in crowd}) == 25
