@@ -216,6 +216,8 @@ class BotClient:
         if code == "bot_running":
             self.duplicate = True
             raise ConnectionResetError("another client of this bot is online")
+        if code in ("too_fast", "busy") and self.me is None:  # its join was refused: back off, join again
+            raise ConnectionResetError(f"the room did not let it in ({code})")
         if code == "buzzer_taken":
             self.buzz_sent = False  # someone else is answering; we may buzz after their ruling
         elif code in ("locked_out", "no_tossup"):

@@ -112,7 +112,7 @@ class PlayConsumer(AsyncWebsocketConsumer):
         self.bucket = Bucket(REFILL_PER_S, BUCKET_SIZE)
         self.refused: deque[float] = deque()
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_LIMIT)
-        self.join_delay: float | None = None  # seconds the first join waits (hub.join_wait), once taken
+        self.join_due: float | None = None  # when the first join may run (hub.join_wait), once it has a turn
         await self.accept()
         self.sender = asyncio.get_running_loop().create_task(self._send_loop())
         refusal = self.hub.register(self) or await self.hub.admit(self)
@@ -135,7 +135,9 @@ class PlayConsumer(AsyncWebsocketConsumer):
     # --- inbound: measured on arrival, run in order by the worker ----------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not self.bucket.take():
+        if self.worker is None:  # refused on connect (a cap): it is closing, and nothing it sends is run
+            return
+        if not self.bucket.take() or self.inbox.full():
             self._too_fast()
             return
         try:
@@ -143,10 +145,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
             kind = message["type"]
             if kind != "join" and kind not in COMMANDS:
                 raise PlayError("unknown_type", f"unknown message type {kind[:40]!r}")
-            if kind == "join" and self.join_delay is None:  # the socket's first join waits its address's turn
-                self.join_delay = self.hub.join_wait(self)
-                if self.join_delay is None:
+            if kind == "join" and self.join_due is None:  # the socket's first join waits its address's turn
+                wait = self.hub.join_wait(self)
+                if wait is None:
                     raise PlayError("too_fast", "too many players are joining from your address; try again shortly")
+                self.join_due = time.monotonic() + wait
             elif not self.hub.allow_message(self):
                 self._too_fast()
                 return
@@ -171,9 +174,8 @@ class PlayConsumer(AsyncWebsocketConsumer):
             message = await self.inbox.get()
             try:
                 if message["type"] == "join":
-                    if self.join_delay:
-                        await asyncio.sleep(self.join_delay)
-                        self.join_delay = 0.0
+                    if self.join_due is not None and self.join_due > time.monotonic():
+                        await asyncio.sleep(self.join_due - time.monotonic())
                     await self._join(message)
                 elif self.player_id is None:
                     raise PlayError("not_joined", "send 'join' first")

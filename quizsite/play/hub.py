@@ -223,7 +223,8 @@ class Hub:
         if self.per_ip[conn.ip] <= 0:
             del self.per_ip[conn.ip]
             self.ip_buckets.pop(conn.ip, None)
-            if conn.ip in self.join_buckets and self.join_buckets[conn.ip].full():
+            paced = self.join_buckets.get(conn.ip)
+            if paced is not None and paced.full():
                 del self.join_buckets[conn.ip]
         if conn.session_key:
             self.per_session[conn.session_key] -= 1
@@ -246,21 +247,22 @@ class Hub:
         return bucket.take()
 
     def join_wait(self, conn: Conn) -> float | None:
-        """How long this socket's join waits for its address's turn, or None when the queue is too long.
+        """How long this socket's first join waits for its address's turn, or None: refused.
 
         Joins from one address are paced, not refused: a hall of players behind one NAT that joins or
         reconnects at once (a process died) would otherwise lose every join past the message bucket's
         burst, and those players would wait for a hello that never comes. Each socket's first join takes
-        one token (`PlayConsumer.receive`), and a socket joins once, so the queue is bounded by the
-        connection cap; the rate bounds the guest and player rows an address can make."""
-        if settings.PLAY_IP_JOINS_PER_S <= 0:  # pacing off
-            return 0.0
+        one token (`PlayConsumer.receive`); what an address owes is at most the rate times
+        PLAY_JOIN_WAIT_MAX_S (`Bucket.reserve`), so the rate bounds the guest and player rows an
+        address can make. With the rate at 0 first joins share the message bucket, as other messages do."""
+        rate = settings.PLAY_IP_JOINS_PER_S
+        if rate <= 0:
+            return 0.0 if self.allow_message(conn) else None
         bucket = self.join_buckets.get(conn.ip)
         if bucket is None:
             if len(self.join_buckets) > 4096:  # addresses that owe nothing are forgotten
                 self.join_buckets = {ip: b for ip, b in self.join_buckets.items() if not b.full()}
-            rate = settings.PLAY_IP_JOINS_PER_S
-            bucket = self.join_buckets[conn.ip] = Bucket(rate, 2 * rate)
+            bucket = self.join_buckets[conn.ip] = Bucket(rate, max(1.0, 2 * rate))
         return bucket.reserve(settings.PLAY_JOIN_WAIT_MAX_S)
 
     async def enter(self, conn: Conn) -> None:

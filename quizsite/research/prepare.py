@@ -268,12 +268,14 @@ def agent_record(agent: Agent) -> dict[str, Any]:
 
 def agent_split_key(agent: Agent) -> str:
     """What orders an agent among the others and hashes its pairs into validation (`irt` reads
-    `split_key`): its kind and external id (an AI system without one: its name), hashed so that a
-    human's external id is not written out. A player who exists only here has its pseudonym."""
-    if agent.external_id:
+    `split_key`). An AI system: its kind and external id, or its name. A human from an imported file:
+    the id the file gives it. Both are hashed, and both are the same wherever the file is imported.
+    Every other human (players, crowd workers, whose external id is their platform id) keeps its
+    pseudonym: it exists in this installation only, and nothing it did may be linked to it."""
+    if agent.kind == Agent.Kind.AI:
+        basis = f"{agent.kind}:{agent.external_id}" if agent.external_id else f"{agent.kind}:name:{agent.name}"
+    elif agent.external_id and (agent.meta or {}).get("imported_from"):
         basis = f"{agent.kind}:{agent.external_id}"
-    elif agent.kind == Agent.Kind.AI:
-        basis = f"{agent.kind}:name:{agent.name}"
     else:
         return agent.public_id
     return "k-" + hashlib.blake2b(basis.encode(), digest_size=8).hexdigest()

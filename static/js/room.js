@@ -17,7 +17,7 @@
   const options = JSON.parse($("room-options").textContent);
   const OFFLINE_KEEP_MS = 60000; // an offline player fades, then leaves the board after this
   const HISTORY_SHOWN = 10;
-  let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null, joined = false;
+  let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null, joined = false, rejoinTimer = null;
   let lockedOut = false, paused = false, roomSettings = {}, history = [], countdownTimer = null;
   let applyPending = root.dataset.apply === "1"; // the lobby's settings, applied once on joining
   let name = localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
@@ -414,9 +414,16 @@
     error(m) {
       if (!joined && (m.code === "too_fast" || m.code === "busy")) { // a crowd joining at once: ask again, spread out
         setStatus("The room is busy; joining again…");
-        setTimeout(() => { if (!joined && ws && ws.readyState === WebSocket.OPEN) send({type: "join", name}); }, 1000 + Math.random() * 2000);
+        if (!rejoinTimer) {
+          const sock = ws; // a timer of an earlier socket must not join on a newer one
+          rejoinTimer = setTimeout(() => {
+            rejoinTimer = null;
+            if (!joined && ws === sock && sock.readyState === WebSocket.OPEN) send({type: "join", name});
+          }, 1000 + Math.random() * 2000);
+        }
         return;
       }
+      if (m.code === "already_joined") return; // a join asked again while the first still waited its turn
       if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
       if (settingsAsked && (m.code === "bad_settings" || m.code === "busy")) {
         el.settingsMsg.className = "small error";
@@ -433,6 +440,7 @@
     const q = root.dataset.query ? "?" + root.dataset.query : "";
     ws = new WebSocket(`${proto}://${location.host}/ws/play/${slug}/${q}`);
     joined = false;
+    if (rejoinTimer) { clearTimeout(rejoinTimer); rejoinTimer = null; }
     ws.onopen = () => { setStatus("Joining…"); send({type: "join", name}); };
     ws.onmessage = (ev) => {
       let m; try { m = JSON.parse(ev.data); } catch (e) { return; }

@@ -110,14 +110,42 @@ async def test_joins_past_the_addresss_queue_are_refused_and_a_later_try_gets_in
             pass
         return frame
 
-    answers = await asyncio.gather(*(first_answer(c) for c in crowd))
+    tasks = {asyncio.ensure_future(first_answer(c)): c for c in crowd}
+    refusal = None
+    for done in asyncio.as_completed(list(tasks)):
+        frame = await done
+        if frame["type"] == "error":  # it comes at once, while the third join still waits its turn
+            refusal = frame
+            break
+    late = next(c for t, c in tasks.items() if t.done() and t.result()["type"] == "error")
+    assert refusal is not None and refusal["code"] == "too_fast" and "joining from your address" in refusal["message"]
+    await late.send({"type": "join", "name": "again"})  # at once: the queue is still too long
+    assert (await late.until("error"))["code"] == "too_fast"
+    answers = await asyncio.gather(*tasks)
     assert sorted(a["type"] for a in answers) == ["error", "hello", "hello", "hello"]
-    late = crowd[[a["type"] for a in answers].index("error")]
-    refusal = answers[crowd.index(late)]
-    assert refusal["code"] == "too_fast" and "joining from your address" in refusal["message"]
-    await asyncio.sleep(0.6)  # the queue is now short enough again
+    await asyncio.sleep(0.6)  # now it is short enough again
     await late.send({"type": "join", "name": "again"})
     assert (await late.until("hello", timeout=5))["player_id"]
+
+
+async def test_a_socket_that_leaves_while_its_join_waits_makes_no_player_and_a_second_join_is_refused(tossup_set, settings):
+    from quizsite.play.models import Player
+
+    settings.PLAY_IP_JOINS_PER_S = 1.0  # a burst of 2, then one a second
+    first, second, leaver, twice = Client(), Client(), Client(), Client()
+    for c in (first, second):
+        await c.join(c is first and "a" or "b")
+    await leaver.connect()
+    await leaver.send({"type": "join", "name": "leaver"})  # waits about a second
+    await asyncio.sleep(0.1)
+    await leaver.close()
+    await twice.connect()
+    await twice.send({"type": "join", "name": "twice"})  # waits about two seconds
+    await twice.send({"type": "join", "name": "twice again"})
+    assert (await twice.until("hello", timeout=5))["player_id"]
+    assert (await twice.until("error"))["code"] == "already_joined"
+    names = await database_sync_to_async(lambda: sorted(Player.objects.values_list("name", flat=True)))()
+    assert names == ["a", "b", "twice"]
 
 
 async def test_connecting_makes_no_guest_only_joining_does(tossup_set):
@@ -285,11 +313,18 @@ async def test_a_client_that_stops_reading_holds_up_nobody_and_is_closed(tossup_
     assert (await a.until("chat"))["text"] == "still served"
 
 
-async def test_join_pacing_set_to_zero_is_off(tossup_set, settings):
-    settings.PLAY_IP_MSGS_PER_S = 10.0  # the message bucket (bursts of 20) does not hold joins up either
+async def test_with_join_pacing_at_zero_first_joins_share_the_message_bucket(tossup_set, settings):
+    settings.PLAY_IP_MSGS_PER_S = 10.0  # bursts of 20
     settings.PLAY_IP_JOINS_PER_S = 0
     crowd = [Client() for _ in range(25)]
     for c in crowd:
         await c.connect()
     await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
-    assert len({(await c.until("hello")).get("player_id") for c in crowd}) == 25
+
+    async def first_answer(c):
+        while (frame := await c.recv(timeout=5))["type"] not in ("hello", "error"):
+            pass
+        return frame["type"]
+
+    answers = await asyncio.gather(*(first_answer(c) for c in crowd))
+    assert answers.count("hello") == 20 and answers.count("error") == 5

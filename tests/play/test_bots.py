@@ -131,3 +131,16 @@ async def test_the_leader_starts_a_listed_bot_once_and_not_while_it_is_online(se
     room_bots.launched.clear()
     room_bots.joined("other", 9)
     assert room_bots.wake(["cue-bot", "other"], {7: 1, 9: 1}, players) == []
+
+
+@pytest.mark.parametrize("code", ["too_fast", "busy"])
+def test_a_bot_whose_join_is_refused_reconnects_and_joins_again(code):
+    # before its hello, a refused join would otherwise leave the bot in the room for ever, never let in;
+    # ConnectionResetError is what BotClient.run backs off from before it connects and joins again
+    from quizsite.play.botclient import BotClient, BotConfig
+
+    client = BotClient(BotConfig(url="ws://127.0.0.1:1/ws/play/r/", name="b", token="t"), botkinds.CueKind({"cue": "W03"}))
+    with pytest.raises(ConnectionResetError):
+        client._on_error({"type": "error", "code": code})
+    client.me = 7  # once in, the same codes are about other messages: it stays
+    client._on_error({"type": "error", "code": code})

@@ -89,7 +89,8 @@ def test_fit_form_offers_the_paper_grouping(players):
 def _as_imported(players):  # type: ignore[no-untyped-def]
     for name, agent in players.items():
         agent.external_id = f"ext-{name}"
-        agent.save(update_fields=["external_id"])
+        agent.meta = {"imported_from": "g"}
+        agent.save(update_fields=["external_id", "meta"])
 
 
 def _content(prepared, name_of):  # type: ignore[no-untyped-def]
@@ -123,3 +124,18 @@ def test_imported_rows_give_the_same_fit_data_whatever_pseudonyms_the_installati
     assert first[1] == second[1]  # who is in which group
     assert first[2] == second[2]  # responses, in order
     assert first[3] == second[3]  # the validation split
+
+
+def test_only_imported_agents_get_a_key_of_their_external_id(db):
+    from quizsite.research.prepare import agent_split_key
+
+    imported = Agent.objects.create(kind="human", name="p", external_id="u1", meta={"imported_from": "s"})
+    again = Agent.objects.create(kind="human", name="p", external_id="u1", meta={"imported_from": "other"})
+    crowd = Agent.objects.create(kind="human", name="Prolific worker", external_id="prolific:5f00d")
+    player = Agent.objects.create(kind="human", name="Ann")
+    ai = Agent.objects.create(kind="ai", name="gpt-x")
+    assert agent_split_key(imported) == agent_split_key(again) != imported.public_id
+    assert "u1" not in agent_split_key(imported)
+    # a crowd worker's platform id is never written out, hashed or not: its pseudonym it is
+    assert agent_split_key(crowd) == crowd.public_id and agent_split_key(player) == player.public_id
+    assert agent_split_key(ai) == agent_split_key(Agent(kind="ai", name="gpt-x")) != ai.public_id
