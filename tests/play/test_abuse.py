@@ -30,6 +30,22 @@ async def until_offline(client, player_id, timeout=5.0):
             return frame
 
 
+async def crowd_joining(n):
+    """n sockets of one address that send their joins at the same moment."""
+    crowd = [Client() for _ in range(n)]
+    for c in crowd:
+        await c.connect()
+    await asyncio.gather(*(c.send({"type": "join", "name": f"p{i}"}) for i, c in enumerate(crowd)))
+    return crowd
+
+
+async def first_answer(client):
+    """What the server answered a join with: its hello, or an error."""
+    while (frame := await client.recv(timeout=5))["type"] not in ("hello", "error"):
+        pass
+    return frame
+
+
 async def test_deeply_nested_json_is_an_error_not_a_dead_socket(tossup_set):
     a = Client()
     await a.join("ann")
@@ -85,10 +101,7 @@ async def test_a_crowd_behind_one_address_joins_at_once_and_every_player_gets_a_
     # A hall behind one NAT, joining (or reconnecting after a process died) at the same moment: past the
     # address's burst, joins used to be refused `too_fast` and those players waited for a hello forever.
     settings.PLAY_IP_MSGS_PER_S = settings.PLAY_IP_JOINS_PER_S = 10.0  # bursts of 20
-    crowd = [Client() for _ in range(30)]
-    for c in crowd:
-        await c.connect()
-    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
+    crowd = await crowd_joining(30)
     hellos = await asyncio.gather(*(c.until("hello", timeout=10) for c in crowd))
     assert len({h["player_id"] for h in hellos}) == 30
     assert not [f for c in crowd for f in c.frames if f["type"] == "error"]
@@ -100,16 +113,7 @@ async def test_a_crowd_behind_one_address_joins_at_once_and_every_player_gets_a_
 async def test_joins_past_the_addresss_queue_are_refused_and_a_later_try_gets_in(tossup_set, settings):
     settings.PLAY_IP_JOINS_PER_S = 1.0  # a burst of 2, then one a second
     settings.PLAY_JOIN_WAIT_MAX_S = 1.5  # the third waits a second; a fourth would wait two
-    crowd = [Client() for _ in range(4)]
-    for c in crowd:
-        await c.connect()
-    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
-
-    async def first_answer(c):
-        while (frame := await c.recv(timeout=5))["type"] not in ("hello", "error"):
-            pass
-        return frame
-
+    crowd = await crowd_joining(4)
     tasks = {asyncio.ensure_future(first_answer(c)): c for c in crowd}
     refusal = None
     for done in asyncio.as_completed(list(tasks)):
@@ -316,15 +320,6 @@ async def test_a_client_that_stops_reading_holds_up_nobody_and_is_closed(tossup_
 async def test_with_join_pacing_at_zero_first_joins_share_the_message_bucket(tossup_set, settings):
     settings.PLAY_IP_MSGS_PER_S = 10.0  # bursts of 20
     settings.PLAY_IP_JOINS_PER_S = 0
-    crowd = [Client() for _ in range(25)]
-    for c in crowd:
-        await c.connect()
-    await asyncio.gather(*(c.send({"type": "join", "name": f"p{n}"}) for n, c in enumerate(crowd)))
-
-    async def first_answer(c):
-        while (frame := await c.recv(timeout=5))["type"] not in ("hello", "error"):
-            pass
-        return frame["type"]
-
-    answers = await asyncio.gather(*(first_answer(c) for c in crowd))
+    crowd = await crowd_joining(25)
+    answers = [frame["type"] for frame in await asyncio.gather(*(first_answer(c) for c in crowd))]
     assert answers.count("hello") == 20 and answers.count("error") == 5
