@@ -176,33 +176,16 @@ async def connect(port: int, room: str, query: str) -> Any:
 
 async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: int, connect_at_once: int = 100,
                      prefix: str = "joins") -> tuple[float, float, int]:
-    """Only the joins of a case, as `run_case` makes them (100 connecting at a time, each waits for its
-    hello): (seconds, the server's CPU seconds over them, players that got no hello). The sockets are
-    closed after the clock stops."""
+    """Only the joins of a case, made as `run_case` makes them (`join_bots`): (seconds, the server's CPU
+    seconds over them, players that got no hello). The sockets are closed after the clock stops."""
     query = "ms_per_word=50&dead_ms=1000&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
-    gate = asyncio.Semaphore(connect_at_once)
-    sockets: list[Any] = []
-    failed = 0
-
-    async def one(n: int, room: str) -> None:
-        nonlocal failed
-        port = ports[n % len(ports)]
-        async with gate:
-            try:
-                ws = await connect(port, room, query)
-                sockets.append(ws)
-                await ws.send(json.dumps({"type": "join", "name": f"p{n}"}))
-                while json.loads(await asyncio.wait_for(ws.recv(), 60))["type"] != "hello":
-                    pass
-            except Exception:
-                failed += 1
-
+    bots = [Bot(room=f"{tag}-{r}", index=i) for r in range(rooms) for i in range(per_room)]
     gc.collect()
     before, t0 = cpu_seconds(pids), time.monotonic()
-    await asyncio.gather(*(one(n, f"{tag}-{n // per_room}") for n in range(rooms * per_room)))
+    failed = await join_bots(ports, bots, query, connect_at_once)
     took, cpu = time.monotonic() - t0, cpu_seconds(pids) - before
-    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    await asyncio.gather(*(b.ws.close() for b in bots if b.ws is not None), return_exceptions=True)
     return took, cpu, failed
 
 
@@ -431,20 +414,17 @@ async def run_case(ports: list[int], rooms: int, per_room: int, **kwargs: Any) -
         gc.unfreeze()
 
 
-async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
-                    name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
-    query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
-    tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
-    bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]
+async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_once: int = 100) -> int:
+    """Connect every bot (`connect_at_once` at a time, round-robin over the ports), send its join and wait
+    for its hello, reading from then on (`_reader`); the number that got no hello."""
     gate = asyncio.Semaphore(connect_at_once)
     refused = 0
 
     async def join(n: int, bot: Bot) -> None:
         nonlocal refused
-        port = ports[n % len(ports)]
         async with gate:
             try:
-                bot.ws = await connect(port, bot.room, query)
+                bot.ws = await connect(ports[n % len(ports)], bot.room, query)
             except Exception:
                 refused += 1
                 return
@@ -455,8 +435,17 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
             except TimeoutError:
                 refused += 1
 
-    t0 = time.monotonic()
     await asyncio.gather(*(join(n, b) for n, b in enumerate(bots)))
+    return refused
+
+
+async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
+                    name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
+    query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
+    tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
+    bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]
+    t0 = time.monotonic()
+    refused = await join_bots(ports, bots, query, connect_at_once)
     join_s = time.monotonic() - t0
     await asyncio.sleep(0.5)
     live = [b for b in bots if b.ws is not None and b.player_id is not None]
