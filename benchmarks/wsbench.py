@@ -402,15 +402,20 @@ async def _wait_for(bot: Bot, predicate: Any, timeout: float) -> Any:
 async def run_case(ports: list[int], rooms: int, per_room: int, **kwargs: Any) -> CaseResult:
     """Join rooms x per_room players, read one tossup in every room with one wrong buzz, and measure.
 
-    The clients' own heap is frozen out of the cyclic collector for the case: in a test process that
-    has imported half the project, one full collection paused the clients for 150-240 ms, and the
-    words they were reading then counted as late (the server's clock and loop were on time: measured
-    with a probe in the server)."""
+    The clients' cyclic collector is off for the case (their heap frozen out of it first): in a test
+    process that has imported half the project, one full collection paused the clients for 150-240 ms,
+    and the words they were reading then counted as late (the server's clock and loop were on time:
+    measured with a probe in the server). Freezing alone was not enough: with the long-lived heap frozen,
+    the objects a case makes (500 sockets, their messages) set off a full collection every 1.6 s, each
+    pausing the clients 13-97 ms (logged with `gc.callbacks`); the word they fell on was late for every
+    client, for the minimal server or the project alike, whichever it hit."""
     gc.collect()
     gc.freeze()
+    gc.disable()
     try:
         return await _run_case(ports, rooms, per_room, **kwargs)
     finally:
+        gc.enable()
         gc.unfreeze()
 
 
