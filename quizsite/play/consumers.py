@@ -88,7 +88,12 @@ class PlayConsumer(AsyncWebsocketConsumer):
             await super().__call__(scope, receive, send)
         finally:
             self.hub.unregister(self)
-            for task in (self.worker, self.sender):
+            # Dropped, then cancelled: a cancelled task keeps its CancelledError, whose traceback holds
+            # the task's frame and so this consumer; while the consumer held the task too, every closed
+            # socket left that cycle (its transport, protocol and queues with it: about 90 objects) for
+            # the cyclic collector, whose full passes then stalled every room's clock (gc.callbacks).
+            tasks, self.worker, self.sender, self.closer = (self.worker, self.sender, self.closer), None, None, None
+            for task in tasks:
                 if task is not None:
                     task.cancel()
 
