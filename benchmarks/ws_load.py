@@ -22,7 +22,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.wsbench import CaseResult, MinimalServer, ProjectServer, join_phase, measured_case  # noqa: E402
+from benchmarks.wsbench import (  # noqa: E402
+    CaseResult,
+    MinimalServer,
+    ProjectServer,
+    join_phase,
+    measured_case,
+    now_ms,
+)
 
 OUT = Path(__file__).resolve().parent / "out"
 BOUND_MS = 100.0
@@ -55,6 +62,15 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
     print("latest words (index: ms):", ", ".join(f"{i}: {v:.0f}" for i, v in sorted(worst)))
 
 
+def show_gc(pauses: list[tuple[int, float, int]]) -> None:
+    """The server's full collections within the case (benchmarks/gcprobe): each stopped its process's
+    rooms for that long, so the longest bounds the lateness the collector alone can cause."""
+    full = [(ms, n) for gen, ms, n in pauses if gen == 2]
+    longest = max(full, default=(0.0, 0))
+    print(f"server full collections in the case: {len(full)}, longest {longest[0]:.1f} ms "
+          f"({longest[1]} objects collected); other pauses over 2 ms: {len(pauses) - len(full)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", choices=["embedded", "services"], default="embedded")
@@ -84,10 +100,12 @@ def main() -> None:
                 label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
                 base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
                                          ms_per_word=args.ms_per_word, name="minimal"))
+                started = now_ms()
                 got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
                                         ms_per_word=args.ms_per_word, name=label))
                 got.rss_mb = server.rss_mb()
                 show(label, got, base)
+                show_gc(server.gc_pauses(started, now_ms()))
                 shape = f"{rooms} room{'s' if rooms > 1 else ''}"
                 points += [(f"{name} {args.profile} {procs}p, {shape}", rooms * per_room, got),
                            (f"minimal, {shape}", rooms * per_room, base)]

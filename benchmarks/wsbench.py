@@ -258,6 +258,8 @@ class ProjectServer:
                 conn.execute(f"CREATE DATABASE {self.db_name}")
             env.update({"DATABASE_URL": f"{PG}/{self.db_name}", "REDIS_URL": "redis://127.0.0.1:6379/0",
                         "CHANNELS_PREFIX": self.db_name})
+        # the garbage-collection probe (benchmarks/gcprobe): each process logs its collections' pauses
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "benchmarks" / "gcprobe"), env.get("PYTHONPATH")]))
         env.update(extra_env or {})
         self.env = env
         manage = [sys.executable, "manage.py"]
@@ -268,14 +270,26 @@ class ProjectServer:
                        env=env, check=True, capture_output=True)
         self.server = server_name(server)
         self.ports = [free_port() for _ in range(procs)]
+        self.gc_logs = [var / f"gc-{p}.log" for p in self.ports]
         self.procs = [
-            subprocess.Popen(server_command("127.0.0.1", p, server=self.server), cwd=REPO, env=env,
+            subprocess.Popen(server_command("127.0.0.1", p, server=self.server), cwd=REPO,
+                             env={**env, "WSBENCH_GC_LOG": str(var / f"gc-{p}.log")},
                              stdout=(var / f"{self.server}{p}.log").open("w"), stderr=subprocess.STDOUT,
                              start_new_session=True)
             for p in self.ports
         ]
         for port, proc in zip(self.ports, self.procs, strict=True):
             _wait_port(port, proc, path="/healthz")
+
+    def gc_pauses(self, since_ms: float, until_ms: float) -> list[tuple[int, float, int]]:
+        """(generation, ms, objects collected) of the collections that ended within the window, all processes."""
+        out = []
+        for log in self.gc_logs:
+            for line in log.read_text().splitlines() if log.exists() else []:
+                at, gen, ms, collected = line.split()
+                if since_ms <= float(at) <= until_ms:
+                    out.append((int(gen), float(ms), int(collected)))
+        return out
 
     def rss_mb(self) -> list[float]:
         out = []
