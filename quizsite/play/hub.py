@@ -494,9 +494,9 @@ def _on_lease_thread(apply: Callable[..., Any], batch: list[Any]) -> Awaitable[A
 
 
 def _take_many(*, requests: list[tuple[str, dict[str, Any]]], driver: str, now: datetime,
-               lease: timedelta) -> list[tuple | PlayError | None]:
+               lease: timedelta, create: bool = True) -> list[tuple | PlayError | None]:
     """Take these rooms (leases.rooms_take) and load the players of those taken, in a few queries."""
-    rooms = leases.rooms_take(requests=requests, driver=driver, now=now, lease=lease)
+    rooms = leases.rooms_take(requests=requests, driver=driver, now=now, lease=lease, create=create)
     loaded = leases.players_load_many(rooms=[r for r in rooms if isinstance(r, Room)], online_since=now - PRESENCE_TTL)
     return [(r, *loaded[r.pk]) if isinstance(r, Room) else r for r in rooms]
 
@@ -527,7 +527,11 @@ def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list
             leaders[slug] = leader
         else:
             lapsed.append(slug)
-    got = _take_many(requests=[(slug, {}) for slug in lapsed], driver=driver, now=now, lease=lease) if lapsed else []
+    # Only rooms that exist: a room whose first player is still on the way is made by that player's
+    # join, with the settings of its link. Made here first, it had none (the default pace, not the
+    # link's), whenever this pass fell between a first player's entering and its join (seen under load).
+    got = (_take_many(requests=[(slug, {}) for slug in lapsed], driver=driver, now=now, lease=lease, create=False)
+           if lapsed else [])
     # No settings are given, so none is refused: a result is the room taken, or None.
     taken: dict[str, tuple] = {slug: g for slug, g in zip(lapsed, got, strict=True) if isinstance(g, tuple)}
     leases.players_seen(player_ids=seen, now=now)

@@ -35,9 +35,10 @@ def room_take(*, slug: str, driver: str, now: datetime, lease: timedelta,
 
 
 def rooms_take(*, requests: Sequence[tuple[str, dict[str, Any] | None]], driver: str, now: datetime,
-               lease: timedelta) -> list[Room | PlayError | None]:
+               lease: timedelta, create: bool = True) -> list[Room | PlayError | None]:
     """`room_take` for several rooms in one transaction of a few statements, one result per request:
-    the room, None when another process leads it, or the PlayError of settings that are refused.
+    the room, None when another process leads it (or, with `create` off, when it does not exist yet),
+    or the PlayError of settings that are refused.
 
     Why: fifty rooms' first players arriving together took their rooms one after another, about ten
     round trips each on the lease thread, and the rooms' joins waited on it (2.4 s of takes in
@@ -50,6 +51,9 @@ def rooms_take(*, requests: Sequence[tuple[str, dict[str, Any] | None]], driver:
         new = []
         for slug, initial in requests:
             if slug in existing or slug in results:
+                continue
+            if not create:
+                results[slug] = None
                 continue
             try:
                 results[slug] = None

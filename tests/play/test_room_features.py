@@ -205,3 +205,25 @@ async def test_a_new_leader_rebuilds_the_history_and_keeps_the_pause(tossup_set)
     assert [e["qid"] for e in hello["state"]["history"]] == [qid]
     assert hello["state"]["history"][0]["stats"]["correct"] == 1
     assert hello["state"]["paused"] is True
+
+
+async def test_a_lease_pass_between_the_first_players_entering_and_its_join_keeps_the_links_settings(
+        tossup_set, monkeypatch):
+    """The hub's lease pass takes over rooms whose leader died; it used to make a room too, without
+    settings, when it ran between a first player's entering and that player's join (seen under load:
+    rooms read at the default pace instead of the link's ms_per_word). The first join makes the room."""
+    from quizsite.play import hub as hub_module
+    from quizsite.play.models import Room
+
+    hub = hub_module.get_hub()
+    enter = hub.enter
+
+    async def enter_then_lease_pass(conn):
+        await enter(conn)
+        await hub._watch()  # the watch loop's pass, at the worst moment
+
+    monkeypatch.setattr(hub, "enter", enter_then_lease_pass)
+    client = Client(room="fresh", query="ms_per_word=20&answer_ms=1000&dead_ms=300&set=t")
+    await client.join("ann")
+    room = await database_sync_to_async(Room.objects.get)(slug="fresh")
+    assert room.settings.get("ms_per_word") == 20
