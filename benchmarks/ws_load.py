@@ -5,6 +5,7 @@
     python benchmarks/ws_load.py --profile services --procs 2 4 --cases 1x500
     python benchmarks/ws_load.py --sweep 100 200 400 800 --cases 1xN   # players at the latency bound
     python benchmarks/ws_load.py --joins-only --rounds 3             # the joins alone, and the server's CPU for them
+    python benchmarks/ws_load.py --churn 100 --cases 1x500           # players joining and leaving while a room reads
 
 Prints a table (ms; ratios = project / minimal) and saves a plot of latency percentiles against players
 to benchmarks/out/ws_load.png.
@@ -58,6 +59,8 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
         print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
     for key in ("lost", "duplicated", "missing_end", "refused"):
         print(f"{key:14}{a[key]:>10}{b[key]:>10}")
+    if project.churned or minimal.churned:
+        print(f"{'churned':14}{project.churned:>10}{minimal.churned:>10}")
     worst = sorted(project.worst_late_by_word.items(), key=lambda kv: -kv[1])[:5]
     print("latest words (index: ms):", ", ".join(f"{i}: {v:.0f}" for i, v in sorted(worst)))
 
@@ -85,6 +88,8 @@ def main() -> None:
     ap.add_argument("--joins-only", action="store_true",
                     help="time only the joins of each case (no tossup), --rounds times, minimal and project alternating")
     ap.add_argument("--rounds", type=int, default=1, help="with --joins-only: rounds per case")
+    ap.add_argument("--churn", type=float, default=0,
+                    help="players a second who join a side room and leave again while the rooms read")
     args = ap.parse_args()
     if args.joins_only:
         joins_only(args)
@@ -99,10 +104,10 @@ def main() -> None:
                 rooms, per_room = parse_case(case, n)
                 label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
                 base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
-                                         ms_per_word=args.ms_per_word, name="minimal"))
+                                         ms_per_word=args.ms_per_word, name="minimal", churn_per_s=args.churn))
                 started = now_ms()
                 got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
-                                        ms_per_word=args.ms_per_word, name=label))
+                                        ms_per_word=args.ms_per_word, name=label, churn_per_s=args.churn))
                 got.rss_mb = server.rss_mb()
                 show(label, got, base)
                 show_gc(server.gc_pauses(started, now_ms()))

@@ -350,6 +350,7 @@ class CaseResult:
     cpu_s: float = float("nan")  # the server processes' CPU seconds (user + system) during the case
     client_cpu_s: float = float("nan")  # the load clients' own (this process): near the case's wall time, they are the bottleneck
     worst_late_by_word: dict[int, float] = field(default_factory=dict)  # where in the tossup lateness peaks
+    churned: int = 0  # side-room players who joined and left during the case (`churn_per_s`)
 
     def pct(self, values: list[float], p: int) -> float:
         if not values:
@@ -458,8 +459,38 @@ async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_on
     return refused
 
 
+async def _churn(ports: list[int], room: str, query: str, per_s: float, stop: asyncio.Event) -> int:
+    """Players who join a side room and leave again, `per_s` a second, until `stop`: reconnects and
+    players coming and going, whose closed sockets the server must clean up while the measured rooms
+    read. Not measured themselves; the number that came and went."""
+    done = 0
+
+    async def visit(n: int) -> None:
+        nonlocal done
+        bot = Bot(room=room, index=n)
+        try:
+            bot.ws = await connect(ports[n % len(ports)], room, query)
+            asyncio.create_task(_reader(bot))
+            await bot.ws.send(json.dumps({"type": "join", "name": f"c{n}"}))
+            await _wait_for(bot, lambda m: m["type"] == "hello", 10)
+            await bot.ws.close()
+            done += 1
+        except Exception:  # a visitor that could not get in is no measured player's loss
+            pass
+
+    visits: list[asyncio.Task] = []
+    while not stop.is_set():
+        visits.append(asyncio.create_task(visit(len(visits))))
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=1 / per_s)
+        except TimeoutError:
+            pass
+    await asyncio.gather(*visits, return_exceptions=True)
+    return done
+
+
 async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
-                    name: str = "", connect_at_once: int = 100, prefix: str = "load") -> CaseResult:
+                    name: str = "", connect_at_once: int = 100, prefix: str = "load", churn_per_s: float = 0) -> CaseResult:
     query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
     bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]
@@ -493,7 +524,11 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
         await asyncio.gather(*(_wait_for(b, lambda m: m["type"] == "tossup_end" and m["qid"] == qid, limit)
                                for b in room_bots), return_exceptions=True)
 
+    stop_churn = asyncio.Event()
+    churn = asyncio.create_task(_churn(ports, f"{tag}-churn", query, churn_per_s, stop_churn)) if churn_per_s else None
     await asyncio.gather(*(play(rb) for rb in by_room.values()), return_exceptions=True)
+    stop_churn.set()
+    churned = await churn if churn else 0
     await asyncio.sleep(0.2)
 
     spread: list[float] = []
@@ -535,4 +570,4 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
     await asyncio.gather(*(close(b) for b in bots))
     return CaseResult(name=name, players=len(bots), join_s=join_s, spread=spread, late=late, buzz=buzz_ms,
                       ruling=ruling_ms, lost=lost, duplicated=duplicated, deliveries=deliveries,
-                      missing_end=missing_end, refused=refused, worst_late_by_word=dict(worst))
+                      missing_end=missing_end, refused=refused, worst_late_by_word=dict(worst), churned=churned)
