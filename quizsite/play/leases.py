@@ -52,11 +52,10 @@ def rooms_take(*, requests: Sequence[tuple[str, dict[str, Any] | None]], driver:
         for slug, initial in requests:
             if slug in existing or slug in results:
                 continue
+            results[slug] = None
             if not create:
-                results[slug] = None
                 continue
             try:
-                results[slug] = None
                 new.append(Room(slug=slug, settings=settings_clean(initial) if initial else {}))
             except PlayError as exc:
                 results[slug] = exc

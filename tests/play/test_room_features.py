@@ -12,7 +12,8 @@ from django.contrib.sessions.backends.db import SessionStore
 
 from quizsite.items.models import Item
 from quizsite.judge.render import answerline_html
-from quizsite.play.models import Player, TossupReading
+from quizsite.play import hub as hub_module
+from quizsite.play.models import Player, Room, TossupReading
 
 from .wsclient import OPEN, Client, drain
 
@@ -212,9 +213,6 @@ async def test_a_lease_pass_between_the_first_players_entering_and_its_join_keep
     """The hub's lease pass takes over rooms whose leader died; it used to make a room too, without
     settings, when it ran between a first player's entering and that player's join (seen under load:
     rooms read at the default pace instead of the link's ms_per_word). The first join makes the room."""
-    from quizsite.play import hub as hub_module
-    from quizsite.play.models import Room
-
     hub = hub_module.get_hub()
     enter = hub.enter
 
@@ -223,7 +221,7 @@ async def test_a_lease_pass_between_the_first_players_entering_and_its_join_keep
         await hub._watch()  # the watch loop's pass, at the worst moment
 
     monkeypatch.setattr(hub, "enter", enter_then_lease_pass)
-    client = Client(room="fresh", query="ms_per_word=20&answer_ms=1000&dead_ms=300&set=t")
+    client = Client(room="fresh")  # FAST_QUERY: ms_per_word=20
     await client.join("ann")
     room = await database_sync_to_async(Room.objects.get)(slug="fresh")
     assert room.settings.get("ms_per_word") == 20
