@@ -67,8 +67,16 @@ def lobby(request: HttpRequest) -> HttpResponse:
             "difficulties": sorted({d for ds in selectors.tossup_difficulties().values() for d in ds}),
             "error": error,
             "player_name": request.session.get("player_name", ""),
+            # after an error the form shows what was sent, not the defaults
+            "posted": _lobby_form_values(dict(request.POST.lists())) if error else None,
         },
     )
+
+
+def _lobby_form_values(post: dict[str, list[str]]) -> dict:
+    one = {k: (post.get(k) or [""])[-1].strip() for k in ("room", "set", "difficulty", "ms_per_word", "auto_next_ms")}
+    return {**one, "categories": [c for c in post.get("categories", []) if c.strip()],
+            "auto_next": (post.get("auto_next") or [""])[-1] == "1"}
 
 
 def room(request: HttpRequest, slug: str) -> HttpResponse:
@@ -76,14 +84,15 @@ def room(request: HttpRequest, slug: str) -> HttpResponse:
     # (same cookie) is the same player with the same score.
     if not request.session.get("guest_key"):
         request.session["guest_key"] = new_guest_key()
-    default_name = request.session.get("player_name", "")
-    if not default_name and request.user.is_authenticated:
-        default_name = request.user.get_username()
+    # the name given in the lobby wins over the one this browser remembers from an earlier room (room.js);
+    # an account's username is the fallback after both
+    lobby_name = request.session.get("player_name", "")
+    default_name = request.user.get_username() if request.user.is_authenticated else ""
     settings_query = {k: v for k, v in request.GET.items() if k in ROOM_QUERY_SETTINGS}
     return render(
         request,
         "play/room.html",
-        {"slug": slug, "default_name": default_name, "ws_query": urlencode(settings_query),
+        {"slug": slug, "lobby_name": lobby_name, "default_name": default_name, "ws_query": urlencode(settings_query),
          "apply_settings": request.GET.get("apply") == "1" and bool(settings_query), "room_options": _room_options(),
          "bots_available": bots_available()},
     )

@@ -20,7 +20,9 @@
   let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null, joined = false, rejoinTimer = null;
   let lockedOut = false, paused = false, roomSettings = {}, history = [], countdownTimer = null;
   let applyPending = root.dataset.apply === "1"; // the lobby's settings, applied once on joining
-  let name = localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
+  // the lobby's name (this session) first, then the name this browser used last, then the account's
+  let name = root.dataset.lobbyName || localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
+  if (root.dataset.lobbyName) localStorage.setItem("thinkalike-name", name);
 
   function send(msg) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); }
 
@@ -323,7 +325,7 @@
         qid = st.qid; words = st.words.slice(); images = st.images || []; el.category.textContent = st.category || "";
         holder = st.buzz ? st.buzz.player_id : null; lockedOut = (st.locked_out || []).includes(me);
         el.answerline.hidden = true; el.stats.hidden = true; renderText();
-        setStatus(paused ? "Paused." : holder !== null ? nameOf(holder) + " is answering" : "Reading…");
+        setStatus(paused ? "Paused." : holder === me ? "You are answering" : holder !== null ? nameOf(holder) + " is answering" : "Reading…");
         if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms); }
       } else {
         qid = null; setStatus(paused ? "Paused." : "Press Next (n) to start a tossup.");
@@ -353,7 +355,7 @@
       holder = m.player_id;
       beep([520], 120);
       if (holder === me) { lockedOut = true; showAnswerBox("Your answer"); startDeadline(m.deadline_ms); }
-      setStatus(nameOf(holder) + " buzzed");
+      setStatus(holder === me ? "You buzzed" : nameOf(holder) + " buzzed");
       refreshButtons();
     },
     ruling(m) {
@@ -407,7 +409,11 @@
     reported() { addChat("", "Thanks — a researcher will review that ruling.", "note"); },
     settings(m) {
       showSettings(m.settings);
-      if (settingsAsked) { el.settingsMsg.className = "small ok"; el.settingsMsg.textContent = settingsAsked === "lobby" ? "Your lobby settings were applied." : "Settings applied."; settingsAsked = ""; }
+      if (settingsAsked) {
+        const said = el.settingsMsg.textContent = settingsAsked === "lobby" ? "Your lobby settings were applied." : "Settings applied.";
+        el.settingsMsg.className = "small ok"; settingsAsked = "";
+        setTimeout(() => { if (el.settingsMsg.textContent === said) el.settingsMsg.textContent = ""; }, 10000); // a confirmation, not a state
+      }
       startCountdown(m.next_in_ms);
       renderBots(m.settings);
     },
