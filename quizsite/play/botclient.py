@@ -54,6 +54,7 @@ class BotClient:
         self.alone_since: float | None = None
         self.connects = 0
         self.calls = 0  # model calls, for tests and logs
+        self.failing = False  # the model raised on its last call (and the room was told)
         self.hello_at = 0.0  # when the last hello came (monotonic)
         self.duplicate = False  # refused: another client of this bot is online
         self._new_tossup("", 0, "")
@@ -268,9 +269,16 @@ class BotClient:
             )
             try:
                 out: Output = await asyncio.to_thread(self.kind.answer, question)
-            except Exception:
+            except Exception as exc:
                 log.exception("bot %s: the model failed on %s words", self.config.name, seen)
+                if not self.failing:  # say so in the room once, not at every word: players see a silent bot otherwise
+                    self.failing = True
+                    await self._send({"type": "chat", "text": f"My model is not answering, so I will not buzz: "
+                                                              f"{type(exc).__name__}: {str(exc)[:200]}"})
                 return
+            if self.failing:
+                self.failing = False
+                await self._send({"type": "chat", "text": "My model answers again."})
             self.calls += 1
             if qid != self.qid or not self._may_buzz():
                 return

@@ -144,3 +144,40 @@ def test_a_bot_whose_join_is_refused_reconnects_and_joins_again(code):
         client._on_error({"type": "error", "code": code})
     client.me = 7  # once in, the same codes are about other messages: it stays
     client._on_error({"type": "error", "code": code})
+
+
+async def test_a_bot_whose_model_fails_says_so_in_the_room_once_and_again_when_it_recovers():
+    """A bot whose model raised (a chat endpoint that is not there) used to sit on the scoreboard saying
+    nothing, tossup after tossup; the failure was only in the server log."""
+    import json
+
+    from quizsite.play.botclient import BotClient, BotConfig
+
+    class Flaky(botkinds.CueKind):
+        fail = True
+
+        def answer(self, question):
+            if self.fail:
+                raise ConnectionError("http://localhost:8000/v1/chat/completions: connection refused")
+            return super().answer(question)
+
+    class Socket:
+        sent: list = []
+
+        async def send(self, text):
+            self.sent.append(json.loads(text))
+
+    kind = Flaky({"cue": "W03"})
+    client = BotClient(BotConfig(url="ws://127.0.0.1:1/ws/play/r/", name="b", token="t"), kind)
+    client.ws = Socket()
+    client._new_tossup("q1", 10, "")
+    for n in range(1, 4):  # three batches of words, the model failing on each
+        client.words = [f"W{i:02d}" for i in range(1, n + 1)]
+        await client._think()
+    chats = [m for m in client.ws.sent if m["type"] == "chat"]
+    assert len(chats) == 1 and "not answering" in chats[0]["text"] and "connection refused" in chats[0]["text"]
+    kind.fail = False
+    client.words = ["W01", "W02"]
+    await client._think()
+    chats = [m for m in client.ws.sent if m["type"] == "chat"]
+    assert len(chats) == 2 and chats[1]["text"] == "My model answers again." and client.calls == 1
