@@ -15,6 +15,17 @@ from .fits import MODELS, FitSpec
 from .prepare import GROUPING_CHOICES, DataSpec
 
 
+def group_sizes_parse(text: str) -> list[int]:
+    """Group sizes as a researcher types them ("1,5,10,15"); the New-fit form and the caimira.zip export
+    both read them, and both refuse what is not sizes rather than guess."""
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(f"group sizes must be whole numbers separated by commas, not {text.strip()[:40]!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise ValueError("give at least one group size, each a positive whole number")
+    return sizes
+
 class FitForm(forms.Form):
     label = forms.CharField(required=False, max_length=200)
     item_sets = forms.MultipleChoiceField(required=False, help_text="None selected: every set.",
@@ -48,12 +59,9 @@ class FitForm(forms.Form):
 
     def clean_group_sizes(self) -> list[int]:
         try:
-            sizes = [int(s) for s in self.cleaned_data["group_sizes"].split(",") if s.strip()]
-        except ValueError:
-            raise forms.ValidationError("whole numbers separated by commas") from None
-        if not sizes or min(sizes) < 1:
-            raise forms.ValidationError("at least one positive size")
-        return sizes
+            return group_sizes_parse(self.cleaned_data["group_sizes"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self) -> dict[str, Any]:
         super().clean()

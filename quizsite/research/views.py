@@ -20,7 +20,7 @@ from quizsite.items.models import Item, RulingReport
 
 from . import analyses, exports, plots, selectors, services
 from .embedding import EMBEDDER_CHOICES
-from .forms import FitForm, LabelsForm
+from .forms import FitForm, LabelsForm, group_sizes_parse
 from .models import FitRun
 from .prepare import DataSpec
 
@@ -197,10 +197,18 @@ def _export_spec(request: HttpRequest) -> DataSpec:
         item_sets=[s for s in g.getlist("item_set") if s], item_kinds=[k for k in g.getlist("item_kind") if k],
         agent_kinds=[k for k in g.getlist("agent_kind") if k] or [k.value for k in Agent.Kind],
         since=g.get("since", ""), until=g.get("until", ""), grouping=g.get("grouping", "individual"),
-        group_sizes=[int(s) for s in g.get("group_sizes", "1,5,10,15").split(",") if s.strip().isdigit()] or [1],
-        groups_per_size=int(g["groups_per_size"]) if g.get("groups_per_size", "").isdigit() else 5,
+        group_sizes=group_sizes_parse(g.get("group_sizes", "1,5,10,15")),
+        groups_per_size=_groups_per_size(g.get("groups_per_size", "")),
         include_practice=g.get("include_practice") in ("1", "on", "true"),
     )
+
+
+def _groups_per_size(text: str) -> int:
+    if not text.strip():
+        return 5
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"groups per size must be a positive whole number, not {text.strip()[:40]!r}")
+    return int(text)
 
 
 @researcher_required

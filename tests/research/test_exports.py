@@ -92,6 +92,18 @@ def test_web_exports_stream(client, staff, world):
     assert archive.status_code == 200 and body(archive)[:2] == b"PK"
 
 
+@pytest.mark.parametrize("query, says", [
+    ({"grouping": "groups", "group_sizes": "abc"}, "whole numbers separated by commas"),
+    ({"grouping": "groups", "group_sizes": "0"}, "positive whole number"),
+    ({"grouping": "paper", "groups_per_size": "five"}, "groups per size"),
+])
+def test_caimira_export_refuses_group_settings_it_cannot_read(client, staff, world, query, says):
+    """It used to build the zip with groups of one instead (sizes "abc" read as [1]), saying nothing."""
+    client.force_login(staff)
+    response = client.get(reverse("research:export_caimira"), query)
+    assert response.status_code == 400 and says in response.content.decode()
+
+
 def test_caimira_export_round_trip_through_irt_cli(world, overridden, tmp_path):
     folder = tmp_path / "caimira"
     counts = exports.caimira_export(spec=DataSpec(), directory=folder)
