@@ -58,3 +58,38 @@ def test_checkboxes_sit_beside_their_labels(live_server, django_user_model, monk
                     f"{path}: {box['name']}'s text is not just right of it: {box}"
                 )
         browser.close()
+
+
+OVERFLOW = """() => [...document.querySelectorAll('form.fitform .field')].flatMap(field => {
+  const f = field.getBoundingClientRect();
+  return [...field.querySelectorAll('select, input:not([type=checkbox]):not([type=radio]):not([type=hidden])')].map(c => {
+    const r = c.getBoundingClientRect();
+    return {name: c.name, field: [f.left, f.right], control: [r.left, r.right]};
+  });
+})"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_control_runs_past_its_own_field(live_server, django_user_model, monkeypatch):
+    """The Grouping select (long option texts) kept its own width and ran under the Group sizes box, hiding
+    its arrow; every select and input must end inside its field's column."""
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from tests.research.conftest import make_researcher
+
+    make_researcher(django_user_model.objects.create_user("res", password="pw", is_staff=True))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        page.goto(f"{live_server.url}/admin/login/?next=/research/fits/new/")
+        page.fill("#id_username", "res")
+        page.fill("#id_password", "pw")
+        page.click("input[type=submit]")
+        for path in ("/research/fits/new/", "/research/exports/"):
+            page.goto(f"{live_server.url}{path}")
+            controls = page.evaluate(OVERFLOW)
+            assert controls, path
+            for c in controls:
+                assert c["control"][0] >= c["field"][0] - 1 and c["control"][1] <= c["field"][1] + 1, f"{path}: {c}"
+        browser.close()
