@@ -135,6 +135,10 @@ def submission_judge(
     if task == Task.GHIGLIOTTINA_OPEN:
         text = " ".join(str(post.get("text") or "").split())[:200]
         timed_out = elapsed_ms > timer_s * 1000 + TIMER_GRACE_MS
+        if not text and not timed_out and elapsed_ms < timer_s * 1000 - TIMER_GRACE_MS:
+            # an empty Enter with time left is a slip, not an answer; at the end of the time the page sends
+            # what was typed, empty too, and that is recorded as no answer
+            raise AnnotateError("empty", "Type the link word first (or skip the game).")
         if timed_out or not text:
             return Judged(text, False, 0.0, "reject", {"timeout": timed_out})
         ruling = judge(item.answer, text)

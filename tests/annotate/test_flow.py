@@ -10,6 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from quizsite.annotate.models import Assignment, AuthoredItem, Participant
+from quizsite.annotate.services import AnnotateError
 from quizsite.items.models import Item, Response
 from tests.annotate.fakes import FakeVectors
 
@@ -161,6 +162,16 @@ def test_ghigliottina_open_judged_and_timed(make_campaign, client):
     wrong = assignment_current(participant=participant, now=now + timedelta(seconds=64))
     r = assignment_submit(participant=participant, assignment_id=wrong.pk, post={"text": "zzz"}, now=now + timedelta(seconds=70))
     assert r.response.verdict == "reject" and r.response.correct is False
+    # an empty answer with time left is refused and records nothing (it used to count as a wrong answer);
+    # sent by the page when the time runs out, it is recorded as no answer
+    start = now + timedelta(seconds=71)
+    empty = assignment_current(participant=participant, now=start)
+    n = Response.objects.count()
+    with pytest.raises(AnnotateError, match="Type the link word first"):
+        assignment_submit(participant=participant, assignment_id=empty.pk, post={"text": "  "}, now=start + timedelta(seconds=5))
+    assert Response.objects.count() == n
+    r = assignment_submit(participant=participant, assignment_id=empty.pk, post={"text": ""}, now=start + timedelta(seconds=60, milliseconds=300))
+    assert r.response.given == "" and r.response.correct is False and r.response.verdict == "reject"
 
 
 def test_romqa_clusters_go_to_one_annotator_and_score_f1(make_campaign, client):
