@@ -81,7 +81,11 @@ def _parser() -> argparse.ArgumentParser:
                    "full batch) or keep the best epoch as it is (none; the default with mini-batches)")
     f.add_argument("--starts", type=int, default=None,
                    help="starts fitted until the fixed patience runs out; the one with the lowest validation "
-                   "BCE goes on (default 2 full batch: escapes a worse local solution; 1 mini-batch)")
+                   "BCE goes on (default 1)")
+    f.add_argument("--redraws", type=int, default=None,
+                   help="rival starts, at most, for a fit that ends with two skill dimensions that overlap "
+                   "(centred correlation over agents > 0.4): escapes a worse local solution (default 2 full "
+                   "batch with at least 5 m agents, 0 mini-batch; 0: no check)")
     f.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget; the best epoch so far is kept")
     f.add_argument("--threads", type=int, default=None, help="torch CPU threads for the fit (small fits: 1 is best)")
     f.add_argument("--no-progress", action="store_true")
@@ -134,6 +138,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         lambda_weights=args.lambda_weights,
         refit=args.refit,
         starts=args.starts,
+        redraws=args.redraws,
         input_scaling=args.input_scaling,
         max_seconds=args.max_seconds,
         threads=args.threads,

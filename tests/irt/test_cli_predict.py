@@ -169,3 +169,10 @@ def test_cli_l1_form_is_written_with_the_fit(files, tmp_path):
         assert load_fit(out).config.l1 == want
     with pytest.raises(SystemExit):
         main(_fit_args(files, tmp_path / "bad", "--l1", "sum"))
+
+
+def test_cli_redraws_reach_the_fit(files, tmp_path):
+    for extra, want in ((["--redraws", "0"], 0), ([], 2)):
+        out = tmp_path / f"fit-{want}"
+        assert main(_fit_args(files, out, "--dims", "2", "--epochs", "3", *extra)) == 0
+        assert json.loads((out / "metrics.json").read_text())["config"]["redraws"] == want
