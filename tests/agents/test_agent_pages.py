@@ -68,6 +68,8 @@ def test_register_start_watch_and_read_results(researcher, halves, django_captur
     detail = researcher.get(reverse("research:agent_detail", args=["mine"])).content.decode()
     assert "halves-late" in detail and 'id="curve"' in detail and "<polyline" in detail
     assert Response.objects.filter(agent=version.agent).count() == progress["total"]
+    run.refresh_from_db()  # the runs table shows accuracy as the results table above it does (it said 972‰)
+    assert f"<td>{round(run.correct / run.done, 4)}</td>" in detail and "‰" not in detail
 
 
 @pytest.mark.django_db
