@@ -177,7 +177,7 @@ class FitConfig:
     device: str = "cpu"
     threads: int | None = None  # torch intra-op threads during the fit (restored after); None: leave as is
     refit: str | None = None  # continue | none (see _refit); None: continue full-batch, none with mini-batches
-    starts: int | None = None  # starts run with the fixed patience, the best goes on (see _Start); None: 2 full batch, 1 mini-batch
+    starts: int | None = None  # starts run with the fixed patience, the best goes on (see _Start); None: 1
     # a fit whose kept start ends with skill dimensions that overlap (skill_overlap) more than overlap_max
     # gets a rival start, at most `redraws` times (see _screens_overlap); None: 2 full batch, 0 mini-batch
     redraws: int | None = None
@@ -576,7 +576,10 @@ def _start_generator(seed: int, k: int) -> torch.Generator:
 class _Start:
     r"""One start of a fit: its model, optimiser and objective, and where its early stopping stands.
 
-    Multi-start (``FitConfig.starts`` = K, default 2 in full-batch fits): starts 0..K-1 (start 0 is the
+    (K = 2 was the full-batch default until 2 Dec 2026; now it is one start and the overlap check in
+    ``_fit``, see :func:`skill_overlap`, whose rival starts are ``_Start`` objects too.)
+
+    Multi-start (``FitConfig.starts`` = K): starts 0..K-1 (start 0 is the
     single-start fit, bit for bit; start k > 0 draws its initial skills from its own generator, see
     :func:`_start_generator`) each run with the fixed patience (``patience``, 100) until it runs out;
     the one with the lowest validation BCE then goes on from where it stopped, with the growing
@@ -739,7 +742,8 @@ def _fit(data: FitData, cfg: FitConfig, progress: ProgressCallback | None, on_ep
     # the overlap check (skill_overlap): a fit that ended with two dimensions saying the same thing gets a
     # rival, another start run to its end, and the lower validation loss of the two is kept
     redraws: int = (cfg.redraws or 0) if _screens_overlap(data, cfg, bs) else 0
-    while stopped != "max_seconds" and redraws > 0 and (score := skill_overlap(run.best_state["skill"])) > cfg.overlap_max:
+    while stopped != "max_seconds" and redraws > 0 and not out_of_time() \
+            and (score := skill_overlap(run.best_state["skill"])) > cfg.overlap_max:
         redraws -= 1
         rival = _Start(next(ks), data, cfg, train, (A, Q, Y), v, bs, dev)
         rival_stopped = _advance(rival, cfg.max_epochs, progress, on_epoch, out_of_time) or "max_epochs"
