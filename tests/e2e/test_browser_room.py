@@ -2,6 +2,7 @@
 statistics after a tossup; settings changed in the room and from the lobby; pause; one scoreboard
 entry per player across a reconnect and a second tab. Screenshots go to var/screenshots/ (ignored)."""
 
+import contextlib
 import json
 
 import pytest
@@ -37,6 +38,21 @@ def app_url(tmp_path_factory):
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def _one_page():
+    """chromium with one page (20 s timeouts), closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(20000)
+            yield page
+        finally:
+            browser.close()
 
 
 def _enter(page, url: str, name: str) -> None:
@@ -186,65 +202,53 @@ def test_lobby_join_applies_its_settings_to_an_existing_room(app_url):
 def test_the_lobby_name_wins_over_the_remembered_one_and_an_error_keeps_the_form(app_url):
     """A browser that joined a room by link as "Bob" and then picks "Robert" in the lobby plays as Robert
     (the page used to prefer the name it remembered); a refused lobby form shows what was sent."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(20000)
-            _enter(page, f"{app_url}/play/names-room/", "Bob")
-            expect(page.locator("#scoreboard")).to_contain_text("Bob")
-            page.goto(f"{app_url}/play/")
-            expect(page.locator("#lobby-name")).to_have_value("Bob")  # the name this browser used last
-            page.fill("#lobby-name", "Robert")
-            page.fill("#room-name", "names-room")
-            with page.expect_navigation():
-                page.click("#join-room")
-            expect(page.locator("#scoreboard")).to_contain_text("Robert")
-            expect(page.locator("#scoreboard")).not_to_contain_text("Bob")
-
-            page.goto(f"{app_url}/play/")
-            page.fill("#room-name", "!!!")
-            page.select_option("select[name=set]", "e2e")
-            page.select_option("select[name=categories]", ["History", "Geography"])
-            page.fill("input[name=ms_per_word]", "300")
-            page.check("input[name=auto_next]")
-            page.select_option("select[name=auto_next_ms]", "10000")
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/names-room/", "Bob")
+        expect(page.locator("#scoreboard")).to_contain_text("Bob")
+        page.goto(f"{app_url}/play/")
+        expect(page.locator("#lobby-name")).to_have_value("Bob")  # the name this browser used last
+        page.fill("#lobby-name", "Robert")
+        page.fill("#room-name", "names-room")
+        with page.expect_navigation():
             page.click("#join-room")
-            expect(page.locator("#lobby-error")).to_contain_text("letters, digits or dashes")
-            expect(page.locator("#room-name")).to_have_value("!!!")
-            expect(page.locator("select[name=set]")).to_have_value("e2e")
-            assert sorted(page.eval_on_selector("select[name=categories]",
-                                                "s => [...s.selectedOptions].map(o => o.value)")) == ["Geography", "History"]
-            expect(page.locator("input[name=ms_per_word]")).to_have_value("300")
-            expect(page.locator("input[name=auto_next]")).to_be_checked()
-            expect(page.locator("select[name=auto_next_ms]")).to_have_value("10000")
-            expect(page.locator("#lobby-name")).to_have_value("Robert")
-        finally:
-            browser.close()
+        expect(page.locator("#scoreboard")).to_contain_text("Robert")
+        expect(page.locator("#scoreboard")).not_to_contain_text("Bob")
+
+        page.goto(f"{app_url}/play/")
+        page.fill("#room-name", "!!!")
+        page.select_option("select[name=set]", "e2e")
+        page.select_option("select[name=categories]", ["History", "Geography"])
+        page.fill("input[name=ms_per_word]", "300")
+        page.check("input[name=auto_next]")
+        page.select_option("select[name=auto_next_ms]", "10000")
+        page.click("#join-room")
+        expect(page.locator("#lobby-error")).to_contain_text("letters, digits or dashes")
+        expect(page.locator("#room-name")).to_have_value("!!!")
+        expect(page.locator("select[name=set]")).to_have_value("e2e")
+        assert sorted(page.eval_on_selector("select[name=categories]",
+                                            "s => [...s.selectedOptions].map(o => o.value)")) == ["Geography", "History"]
+        expect(page.locator("input[name=ms_per_word]")).to_have_value("300")
+        expect(page.locator("input[name=auto_next]")).to_be_checked()
+        expect(page.locator("select[name=auto_next_ms]")).to_have_value("10000")
+        expect(page.locator("#lobby-name")).to_have_value("Robert")
 
 
 def test_a_reload_while_holding_the_buzzer_gives_the_answer_box_back_to_you(app_url):
     """The page used to say "<your own name> is answering" after the reload, as if someone else held it."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(20000)
-            _enter(page, f"{app_url}/play/hold-reload/?ms_per_word=60&dead_ms=800&answer_ms=15000&set=e2e", "Ada")
-            expect(page.locator("#status")).to_contain_text("Press Next")
-            page.keyboard.press("n")
-            expect(page.locator("#text")).to_contain_text("W02")
-            page.keyboard.press("Space")
-            expect(page.locator("#answer-input")).to_be_visible()
-            page.reload()
-            expect(page.locator("#answer-input")).to_be_visible()
-            expect(page.locator("#status")).to_have_text("You are answering")
-        finally:
-            browser.close()
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/hold-reload/?ms_per_word=60&dead_ms=800&answer_ms=15000&set=e2e&categories=Geography", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.keyboard.press("n")
+        expect(page.locator("#text")).to_contain_text("W02")
+        page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        page.reload()
+        expect(page.locator("#answer-input")).to_be_visible()
+        expect(page.locator("#status")).to_have_text("You are answering")
 
 
 def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url):

@@ -23,6 +23,16 @@ GEOMETRY = """() => [...document.querySelectorAll('form input[type=checkbox]')].
 })"""
 
 
+def _signed_in(browser, live_server):
+    """A 1280 x 1400 page signed in as the researcher "res" (password "pw")."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1400})
+    page.goto(f"{live_server.url}/admin/login/?next=/research/fits/new/")
+    page.fill("#id_username", "res")
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+    return page
+
+
 @pytest.mark.django_db(transaction=True)
 def test_checkboxes_sit_beside_their_labels(live_server, django_user_model, monkeypatch, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -34,11 +44,7 @@ def test_checkboxes_sit_beside_their_labels(live_server, django_user_model, monk
     shots = os.environ.get("SCREENSHOT_DIR")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 1400})
-        page.goto(f"{live_server.url}/admin/login/?next=/research/fits/new/")
-        page.fill("#id_username", "res")
-        page.fill("#id_password", "pw")
-        page.click("input[type=submit]")
+        page = _signed_in(browser, live_server)
         for path in ("/research/fits/new/", "/research/exports/"):
             page.goto(f"{live_server.url}{path}")
             if shots:
@@ -81,11 +87,7 @@ def test_no_control_runs_past_its_own_field(live_server, django_user_model, monk
     make_researcher(django_user_model.objects.create_user("res", password="pw", is_staff=True))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 1400})
-        page.goto(f"{live_server.url}/admin/login/?next=/research/fits/new/")
-        page.fill("#id_username", "res")
-        page.fill("#id_password", "pw")
-        page.click("input[type=submit]")
+        page = _signed_in(browser, live_server)
         for path in ("/research/fits/new/", "/research/exports/"):
             page.goto(f"{live_server.url}{path}")
             controls = page.evaluate(OVERFLOW)
