@@ -28,12 +28,13 @@ epochs (of all starts together), test accuracy / BCE, corr(p, p_true) on the tes
 share of items with a relevant dimension (max_k r_jk > 0.6, the paper's threshold; the true world's
 share is printed with the oracle) and the share of skill entries with |s| < 0.05 (sparsity of the L1).
 
-    nice python benchmarks/irt_fit.py                     # small bank, seeds 2 3 4 (the reported ones)
-    nice python benchmarks/irt_fit.py --paper --seeds 2   # paper scale (minutes: the plain loop is slow)
+    nice python benchmarks/irt_fit.py                     # small bank, seeds 18 19 20 (held out)
+    nice python benchmarks/irt_fit.py --paper --seeds 3   # paper scale (minutes: the plain loop is slow)
     python benchmarks/irt_fit.py --device cuda            # on a GPU, when there is one
     nice python benchmarks/irt_fit.py --seeds 0 1 --rows shipped two-starts   # tuning: no plain loop
 
-The defaults were chosen on seeds 0 and 1; report seeds 2-4. Results also go to
+The defaults were chosen on seeds 0 and 1 (the overlap check on 0, 1, 3, 5, 10-17 and paper seed 2);
+report seeds 18-23 and paper seed 3, which nothing was tuned on. Results also go to
 ``benchmarks/out/irt_fit.json``.
 """
 
@@ -270,8 +271,8 @@ def main() -> int:
         "--seeds",
         type=int,
         nargs="+",
-        default=[2, 3, 4],
-        help="seeds of the worlds (defaults were tuned on 0, 1)",
+        default=[18, 19, 20],
+        help="seeds of the worlds (the defaults were tuned on 0, 1, 3, 5, 10-17 and paper seed 2)",
     )
     ap.add_argument(
         "--paper", action="store_true", help="the paper-scale bank instead of the small one (minutes)"
