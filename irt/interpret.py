@@ -49,6 +49,13 @@ class ItemClusters:
         ]
 
 
+def _distinct_rows(x: np.ndarray) -> int:
+    """How many clusters KMeans can make of these points: no more than the distinct rows (a 1PL fit's
+    relevance is 1 for every item; a bank every agent got wrong has one difficulty). More clusters than
+    that leaves some empty, whose mean is NaN, which no JSON column stores."""
+    return len(np.unique(np.round(x, 12), axis=0)) if len(x) else 0
+
+
 def cluster_items(relevance: np.ndarray, difficulty: np.ndarray, n_clusters: int = 6, seed: int = 0) -> ItemClusters:
     """KMeans of items on their effective difficulty, with per-cluster mean relevance and mean
     effective difficulty (the paper's Fig. 10). Clusters are numbered by decreasing size."""
@@ -56,7 +63,7 @@ def cluster_items(relevance: np.ndarray, difficulty: np.ndarray, n_clusters: int
 
     r, d = np.asarray(relevance, dtype=np.float64), np.asarray(difficulty, dtype=np.float64)
     eff = effective_difficulty(r, d)
-    k = min(n_clusters, len(eff))
+    k = min(n_clusters, _distinct_rows(eff))
     if k < 1:
         raise ValueError("no items to cluster")
     km = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(eff)
@@ -84,7 +91,7 @@ def relevance_clusters(relevance: np.ndarray, n_clusters: int = 12, seed: int = 
     from sklearn.cluster import KMeans
 
     r = np.asarray(relevance, dtype=np.float64)
-    k = min(n_clusters, len(r))
+    k = min(n_clusters, _distinct_rows(r))
     if k < 1:
         raise ValueError("no items to cluster")
     raw = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(r).labels_

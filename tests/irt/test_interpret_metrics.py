@@ -30,6 +30,22 @@ def test_clusters_fig10(small_set):
     assert np.array_equal(c.labels, again.labels)
 
 
+def test_clusters_of_a_bank_with_fewer_distinct_items_than_clusters_are_fewer_not_empty():
+    """A 1PL fit (relevance 1 everywhere) of a bank every agent got wrong (one difficulty): KMeans left five
+    of six clusters empty, their mean NaN, and storing the fit failed (no JSON column takes NaN)."""
+    import json
+
+    from irt.interpret import relevance_clusters
+
+    r, d = np.ones((40, 1)), np.full((40, 1), -2.5)
+    c = cluster_items(r, d, n_clusters=6, seed=0)
+    assert list(c.sizes) == [40] and np.isfinite(c.mean_effective_difficulty).all()
+    json.dumps(c.as_records(), allow_nan=False)
+    two = cluster_items(r, np.repeat([[-1.0], [2.0]], 20, axis=0), n_clusters=6, seed=0)
+    assert sorted(two.sizes) == [20, 20]
+    assert set(relevance_clusters(r, n_clusters=12)) == {0}
+
+
 def test_auc_matches_sklearn_with_ties():
     rng = np.random.default_rng(0)
     y = rng.random(500) < 0.4
