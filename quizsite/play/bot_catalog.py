@@ -32,7 +32,9 @@ class Bot:
 
 
 def _kinds() -> dict[str, type[AgentKind]]:
-    """The registered agent kinds, with those of AGENT_KIND_MODULES (a person's own models) imported."""
+    """Every agent kind: the built-in ones (all their modules imported: `play_bot --kind qb-guesser-tfidf`
+    found no guesser before) and those of AGENT_KIND_MODULES (a person's own models)."""
+    load_all()
     for module in settings.AGENT_KIND_MODULES:
         import_module(module)
     return REGISTRY
@@ -75,7 +77,7 @@ def _live_kinds() -> dict[str, type[AgentKind]]:
     answer is a ranked list judged top-k)."""
     return {
         name: cls
-        for name, cls in {**load_all(), **_kinds()}.items()
+        for name, cls in _kinds().items()
         if Item.Kind.TOSSUP in cls.item_kinds and getattr(cls, "subtype", "") != "retriever"
     }
 
@@ -135,11 +137,11 @@ def bot_agent_register(
     *, name: str, kind: str, kind_settings: dict[str, Any] | None = None, threshold: float = 0.5
 ) -> Agent:
     """Make (or update) the Agent a bot plays as. Stand-in for agent versions (agents app)."""
-    cls = _kinds().get(kind)
+    kinds = _kinds()
+    cls = kinds.get(kind)
     if cls is None or Item.Kind.TOSSUP not in cls.item_kinds:
-        raise ValueError(
-            f"{kind!r} is not a registered tossup agent kind (known: {', '.join(sorted(REGISTRY)) or 'none'})"
-        )
+        tossup = sorted(n for n, c in kinds.items() if Item.Kind.TOSSUP in c.item_kinds)
+        raise ValueError(f"{kind!r} is not a registered tossup agent kind (known: {', '.join(tossup) or 'none'})")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError("threshold must be between 0 and 1")
     spec = {"kind": kind, "settings": {**cls.defaults, **(kind_settings or {})}, "threshold": threshold}

@@ -33,8 +33,10 @@ def test_a_registered_bot_resolves_to_its_agent_and_kind(cue_bot):
     assert isinstance(bot.kind, botkinds.CueKind) and bot.kind.settings["cue"] == "W03"
     with pytest.raises(LookupError):
         bot_resolve(name="imported-system")
-    with pytest.raises(ValueError, match="not a registered tossup agent kind"):
+    with pytest.raises(ValueError, match="not a registered tossup agent kind") as refused:
         bot_agent_register(name="x", kind="no-such-kind")
+    known = str(refused.value).split("known: ")[1]  # the tossup kinds only, the guessers among them
+    assert "qb-guesser-tfidf" in known and "chat-quizbowl" in known and "archaeology" not in known
     # registering again updates the same agent
     assert bot_agent_register(name="cue-bot", kind=botkinds.CueKind.name, threshold=0.2).pk == cue_bot.pk
 
@@ -181,3 +183,15 @@ async def test_a_bot_whose_model_fails_says_so_in_the_room_once_and_again_when_i
     await client._think()
     chats = [m for m in client.ws.sent if m["type"] == "chat"]
     assert len(chats) == 2 and chats[1]["text"] == "My model answers again." and client.calls == 1
+
+
+def test_play_bot_kind_takes_the_built_in_guessers():
+    """`play_bot ROOM --agent NAME --kind qb-guesser-tfidf` was refused: the guesser modules were never
+    imported where the bot was registered (a fresh process has only the kinds something else imported)."""
+    import subprocess
+    import sys
+
+    code = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'quizsite.settings.test'); django.setup();"
+            "from quizsite.play.bot_catalog import _kinds; print('qb-guesser-tfidf' in _kinds())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]
