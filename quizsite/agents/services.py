@@ -91,6 +91,10 @@ def agent_settings_merged(*, kind: str, settings: dict[str, Any] | None) -> dict
     given = dict(settings or {})
     if cls.defaults:
         unknown = sorted(set(given) - set(cls.defaults))
+        secrets_given = [k for k in unknown if k in ("api_key", "key", "token")]
+        if secrets_given and "api_key_env" in cls.defaults:
+            raise ValueError(f"do not store the API key in the settings ({secrets_given[0]!r}): set api_key_env to "
+                             "the name of an environment variable that holds it")
         if unknown:
             raise ValueError(
                 f"unknown setting {unknown[0]!r} for kind {kind!r}; known: {', '.join(sorted(cls.defaults))}"

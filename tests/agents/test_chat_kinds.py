@@ -173,6 +173,22 @@ def test_a_missing_key_or_a_key_in_the_settings_is_refused(demo_items, chat_serv
         kind("chat-quizbowl", chat_server, api_key="sk-x")
 
 
+@pytest.mark.django_db
+def test_registering_a_key_in_the_settings_is_refused_saying_so_and_nothing_is_stored():
+    """`--json '{"api_key": "sk-..."}'` was refused only as an unknown setting, and a key pasted as the value
+    of api_key_env was stored and echoed back."""
+    from quizsite.agents.models import AgentConfig
+    from quizsite.agents.services import agentversion_register
+
+    for settings, says in [({"api_key": "sk-abc123"}, "do not store the API key"),
+                           ({"api_key_env": "sk-abcdefabcdef0123456789"}, "NAME of an environment variable")]:
+        with pytest.raises(ValueError, match=says):
+            agentversion_register(name="keyed", kind="chat-quizbowl", settings=settings)
+    assert not AgentConfig.objects.filter(name="keyed").exists()
+    version, _ = agentversion_register(name="keyed", kind="chat-quizbowl", settings={"api_key_env": "OPENAI_API_KEY"})
+    assert version.settings["api_key_env"] == "OPENAI_API_KEY"
+
+
 def test_rate_limit_spaces_requests_and_concurrency_keeps_order(demo_items, chat_server):
     items = demo_items["ghigliottina"][:5]
     chat_server.reply = lambda body: (

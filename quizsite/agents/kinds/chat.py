@@ -9,6 +9,7 @@ settings: `api_key_env` names the environment variable that holds it (see chat_c
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,6 +51,14 @@ class _Chat(AgentKind):
         super().__init_subclass__(**kwargs)
         if cls.template_name:
             cls.defaults = {**CLIENT_DEFAULTS, **cls.defaults, "prompt": prompt_file(cls.template_name)}
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, Any]) -> None:
+        """api_key_env is a variable's name: a key pasted there was stored in the settings and echoed."""
+        name = settings.get("api_key_env", "")
+        if not isinstance(name, str) or (name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)):
+            raise ValueError("api_key_env must be the NAME of an environment variable that holds the key "
+                             "(e.g. OPENAI_API_KEY), not the key itself")
 
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         super().__init__(settings)
