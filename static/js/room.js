@@ -280,7 +280,7 @@
     for (const name of listed) {
       const li = document.createElement("li"); li.textContent = name + " ";
       const rm = document.createElement("button"); rm.type = "button"; rm.textContent = "Remove";
-      rm.addEventListener("click", () => send({type: "settings", bots: {remove: name}}));
+      rm.addEventListener("click", () => askSettings({type: "settings", bots: {remove: name}}, "room"));
       li.append(rm); list.append(li);
     }
     pick.replaceChildren();
@@ -474,7 +474,8 @@
     if (el.chatInput.value.trim()) send({type: "chat", text: el.chatInput.value});
     el.chatInput.value = "";
   });
-  $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) send({type: "settings", bots: {add: n}}); });
+  // like the other settings: applied, or why not ("between tossups"), in the Settings card, not the chat
+  $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) askSettings({type: "settings", bots: {add: n}}, "room"); });
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
     if (typing) return;

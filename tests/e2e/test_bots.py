@@ -413,6 +413,7 @@ def test_a_person_adds_a_bot_in_the_room_page_and_plays_against_it(server, tmp_p
                 page.select_option("#bot-pick", "cue-bot")
                 page.click("#bot-add")
                 expect(page.locator("#bot-list")).to_contain_text("cue-bot")
+                expect(page.locator("#settings-msg")).to_have_text("Settings applied.")  # where a refusal says why
                 bot_row = page.locator("#scoreboard li", has_text="cue-bot")
                 expect(bot_row.locator(".badge.bot")).to_have_text("bot")
                 expect(page.locator("#scoreboard li", has_text="Ada").locator(".badge")).to_have_count(0)
