@@ -89,22 +89,18 @@ def agent_settings_merged(*, kind: str, settings: dict[str, Any] | None) -> dict
     if settings is not None and not isinstance(settings, dict):
         raise ValueError("settings must be a JSON object")
     given = dict(settings or {})
+    merged = {**cls.defaults, **given}
+    cls.check_settings(merged)  # the kind's own reasons first: a chat kind's API key is not "unknown"
     if cls.defaults:
         unknown = sorted(set(given) - set(cls.defaults))
-        secrets_given = [k for k in unknown if k in ("api_key", "key", "token")]
-        if secrets_given and "api_key_env" in cls.defaults:
-            raise ValueError(f"do not store the API key in the settings ({secrets_given[0]!r}): set api_key_env to "
-                             "the name of an environment variable that holds it")
         if unknown:
             raise ValueError(
                 f"unknown setting {unknown[0]!r} for kind {kind!r}; known: {', '.join(sorted(cls.defaults))}"
             )
-    merged = {**cls.defaults, **given}
     try:
         json.dumps(merged)
     except (TypeError, ValueError):
         raise ValueError("settings must be plain JSON values") from None
-    cls.check_settings(merged)
     return merged
 
 

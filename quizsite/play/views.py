@@ -38,7 +38,7 @@ def _room_options() -> dict:
 
 @require_http_methods(["GET", "POST"])
 def lobby(request: HttpRequest) -> HttpResponse:
-    error = ""
+    error, posted = "", None
     if request.method == "POST":
         slug = slugify(request.POST.get("room", ""))[:64]
         name = request.POST.get("name", "").strip()[:40]
@@ -51,7 +51,9 @@ def lobby(request: HttpRequest) -> HttpResponse:
             error = f"Those settings cannot be used: {exc.message}."
         if not slug:
             error = "Give the room a name made of letters, digits or dashes."
-        elif not error:
+        # after an error the form shows what was sent, not the defaults
+        posted = {**params, "room": request.POST.get("room", ""), "categories": params.get("categories", "").split(",")}
+        if not error:
             url = f"/play/{slug}/"
             # apply=1: the room applies these settings on joining, also to a room that already exists
             # (between tossups; otherwise it says why not).
@@ -67,16 +69,9 @@ def lobby(request: HttpRequest) -> HttpResponse:
             "difficulties": sorted({d for ds in selectors.tossup_difficulties().values() for d in ds}),
             "error": error,
             "player_name": request.session.get("player_name", ""),
-            # after an error the form shows what was sent, not the defaults
-            "posted": _lobby_form_values(dict(request.POST.lists())) if error else None,
+            "posted": posted,
         },
     )
-
-
-def _lobby_form_values(post: dict[str, list[str]]) -> dict:
-    one = {k: (post.get(k) or [""])[-1].strip() for k in ("room", "set", "difficulty", "ms_per_word", "auto_next_ms")}
-    return {**one, "categories": [c for c in post.get("categories", []) if c.strip()],
-            "auto_next": (post.get("auto_next") or [""])[-1] == "1"}
 
 
 def room(request: HttpRequest, slug: str) -> HttpResponse:

@@ -19,12 +19,18 @@ from .base import (
     tossup_prefix_question,
 )
 
+_loaded = False
+
 
 def load_all() -> dict[str, type[AgentKind]]:
-    """Import every kind module of this package (idempotent) and return the registry."""
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_") and info.name != "base":
-            importlib.import_module(f"{__name__}.{info.name}")
+    """Import every kind module of this package and return the registry. The package is listed once per
+    process: callers (the bot catalogue on every room page) ask for it often."""
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("_") and info.name != "base":
+                importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
     return REGISTRY
 
 

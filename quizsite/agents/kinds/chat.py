@@ -54,7 +54,14 @@ class _Chat(AgentKind):
 
     @classmethod
     def check_settings(cls, settings: dict[str, Any]) -> None:
-        """api_key_env is a variable's name: a key pasted there was stored in the settings and echoed."""
+        """The API key is never a setting: not under a name of its own, nor pasted as api_key_env (a
+        variable's name), where it was stored and echoed."""
+        for secret in ("api_key", "key", "token"):
+            if settings.get(secret):
+                raise ValueError(
+                    f"do not store the API key in the settings ({secret!r}): set api_key_env to the "
+                    "name of an environment variable that holds it"
+                )
         name = settings.get("api_key_env", "")
         if not isinstance(name, str) or (name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)):
             raise ValueError("api_key_env must be the NAME of an environment variable that holds the key "
@@ -63,12 +70,7 @@ class _Chat(AgentKind):
     def __init__(self, settings: dict[str, Any] | None = None) -> None:
         super().__init__(settings)
         s = self.settings
-        for secret in ("api_key", "key", "token"):
-            if s.get(secret):
-                raise ValueError(
-                    f"do not store the API key in the settings ({secret!r}): set api_key_env to the "
-                    "name of an environment variable that holds it"
-                )
+        self.check_settings(s)
         self.template = Template(s["prompt"])
         self.client = ChatClient(
             base_url=s["base_url"],
