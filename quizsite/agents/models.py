@@ -130,7 +130,7 @@ class AgentRun(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    # Liveness, as for fit runs (quizsite/research/liveness.py): heartbeat, which process, how many claims.
+    # Liveness, as for fit runs (quizsite/core/liveness.py): heartbeat, which process, how many claims.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     worker = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)

@@ -19,8 +19,8 @@ from typing import Any
 
 from django.db import connections
 
+from quizsite.core import liveness
 from quizsite.items.models import Item, Response
-from quizsite.research import liveness
 
 from . import kinds, runs
 from .kinds.base import AgentKind, Output, Question, question_for

@@ -1,6 +1,6 @@
 """Writes for agent runs: start, cancel, resume, and the executing process's claim, progress and answers.
 
-Liveness follows fit runs (quizsite/research/liveness.py, reused, not copied): the executing process
+Liveness follows fit runs (quizsite/core/liveness.py, reused, not copied): the executing process
 writes `heartbeat_at` at least every RESEARCH_FIT_HEARTBEAT_SECONDS; a running run whose heartbeat is
 older than RESEARCH_FIT_LOST_AFTER_SECONDS, or whose process is seen to be gone, has lost its worker.
 Unlike a fit, an agent run loses nothing when its worker dies: every answer is committed with its run key
@@ -23,8 +23,8 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from quizsite.core import liveness
 from quizsite.items.models import ItemSet, Response
-from quizsite.research import liveness
 
 from .models import AgentAnswer, AgentRun, AgentVersion
 

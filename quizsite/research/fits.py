@@ -29,8 +29,9 @@ from django.conf import settings
 from django.db import connections
 
 import irt
+from quizsite.core import liveness
 
-from . import liveness, services
+from . import services
 from .artifacts import artifact_pack
 from .embedding import DEFAULT_EMBEDDER, cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun

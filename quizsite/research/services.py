@@ -24,9 +24,9 @@ from celery import current_app
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
+from quizsite.core import liveness
 from quizsite.items.models import Response, ResponseOverride, RulingReport
 
-from . import liveness
 from .models import FitAgent, FitItem, FitRun
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ class FitReaperStep(bootsteps.StartStopStep):
         self.tref: Any = None
 
     def start(self, parent: Any) -> None:
-        from . import liveness
+        from quizsite.core import liveness
 
         every = liveness.reap_every_s()
         if every <= 0:

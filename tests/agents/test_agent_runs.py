@@ -226,7 +226,7 @@ def test_a_run_whose_process_is_gone_is_resumed_at_once_by_the_redelivered_task(
     import signal
     import subprocess
 
-    from quizsite.research import liveness
+    from quizsite.core import liveness
 
     monkeypatch.setitem(kinds.REGISTRY, Flaky.name, Flaky)
     Flaky.calls = 0

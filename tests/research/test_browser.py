@@ -8,7 +8,8 @@ import shutil
 import pytest
 from django.utils import timezone
 
-from quizsite.research import liveness, services
+from quizsite.core import liveness
+from quizsite.research import services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 

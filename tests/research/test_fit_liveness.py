@@ -19,7 +19,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 from django.utils import timezone
 
-from quizsite.research import fits, liveness, services
+from quizsite.core import liveness
+from quizsite.research import fits, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitAgent, FitRun
 

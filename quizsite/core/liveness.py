@@ -1,10 +1,12 @@
-"""Is the process that runs a fit still alive? Heartbeat bounds, worker identity, and the verdict.
+"""Is the process that runs a job (a fit, an agent run) still alive? Heartbeat bounds, worker identity,
+and the verdict.
 
-A running fit's process writes a heartbeat on its FitRun row (services.fitrun_heartbeat). Its worker is
+A running fit's process writes a heartbeat on its FitRun row (research services.fitrun_heartbeat), an
+agent run's on its AgentRun row. Its worker is
 lost when the heartbeat is older than `RESEARCH_FIT_LOST_AFTER_SECONDS`, or sooner, when the reader
 runs on the same machine and in the same PID namespace as that process and can see that the process is
 gone (killed, exited, or its PID now belongs to another process). No Django models here: services and
-the fit engine both use this module.
+the job engines of research and agents use this module, which is why it lives below both of them.
 """
 
 from __future__ import annotations
