@@ -11,6 +11,7 @@ or when no person has been online for `idle_s`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -59,6 +60,7 @@ class BotClient:
         self.duplicate = False  # refused: another client of this bot is online
         self._new_tossup("", 0, "")
         self.thinking: asyncio.Task | None = None
+        self.woken: asyncio.Event | None = None  # set by `stop`: a backoff's wait ends at once
 
     def _new_tossup(self, qid: str, n_words: int, category: str) -> None:
         self.qid, self.n_words, self.category = qid, n_words, category
@@ -74,6 +76,7 @@ class BotClient:
     async def run(self) -> str:
         """Play until stopped; the reason it stopped."""
         last_hello, attempt, duplicate_since = time.monotonic(), 0, None
+        self.woken = asyncio.Event()
         while not self.stop_reason:
             self.me = None
             try:
@@ -113,14 +116,18 @@ class BotClient:
             if now - last_hello > self.config.give_up_s:
                 self.stop_reason = "unreachable"
                 break
-            await asyncio.sleep(self.config.backoff_s[min(attempt, len(self.config.backoff_s) - 1)])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.woken.wait(), self.config.backoff_s[min(attempt, len(self.config.backoff_s) - 1)])
             attempt += 1
         log.info("bot %s stopped: %s", self.config.name, self.stop_reason)
         return self.stop_reason
 
     def stop(self, reason: str = "stopped") -> None:
-        """Leave the room (from outside: a command's Ctrl-C, a test)."""
+        """Leave the room (from outside, on the bot's own loop: a command's Ctrl-C, the worker's shutdown,
+        a test). A bot waiting to reconnect stops at once; one connecting, within its open timeout."""
         self.stop_reason = reason
+        if self.woken is not None:
+            self.woken.set()
         if self.ws is not None:
             asyncio.ensure_future(self.ws.close())
 

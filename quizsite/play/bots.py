@@ -12,7 +12,9 @@ calls never stall a room's clock, and any ASGI process, leader or not, may start
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -119,7 +121,35 @@ def bot_config(*, room: str, bot: Bot, base: str | None = None, listed: bool = T
 def bot_run(*, room: str, name: str, base: str | None = None, listed: bool = True) -> str:
     """Play until removed, idle or refused (the Celery task and `manage.py play_bot`); why it stopped."""
     bot = bot_resolve(name=name)
-    return asyncio.run(BotClient(bot_config(room=room, bot=bot, base=base, listed=listed), bot.kind).run())
+    client = BotClient(bot_config(room=room, bot=bot, base=base, listed=listed), bot.kind)
+
+    async def play() -> str:
+        with _running_lock:
+            _running[client] = asyncio.get_running_loop()
+        try:
+            return await client.run()
+        finally:
+            with _running_lock:
+                _running.pop(client, None)
+
+    return asyncio.run(play())
+
+
+# The bots this process runs, each on its own event loop (a thread of the bots worker's pool).
+_running: dict[BotClient, asyncio.AbstractEventLoop] = {}
+_running_lock = threading.Lock()
+
+
+def bots_stop_all(*, reason: str) -> int:
+    """Every bot this process runs leaves its room; how many were told. A worker's warm shutdown waits for
+    its running tasks, and a bot task ends only when its bot stops: one reconnecting to a server that was
+    down held the worker's shutdown for its two minutes of retries. Safe from any thread."""
+    with _running_lock:
+        running = list(_running.items())
+    for client, loop in running:
+        with contextlib.suppress(RuntimeError):  # that loop has just ended: its bot is gone already
+            loop.call_soon_threadsafe(client.stop, reason)
+    return len(running)
 
 
 class RoomBots:
