@@ -54,7 +54,11 @@ def show(label: str, project: CaseResult, minimal: CaseResult) -> None:
     print(f"\n{label}: {project.players} players, {project.deliveries} word deliveries "
           f"(minimal {minimal.deliveries}); project server RSS {', '.join(f'{m:.0f}' for m in project.rss_mb)} MB")
     print(f"{'':14}{'project':>10}{'minimal':>10}{'ratio':>8}")
-    for key in ("spread_p50", "spread_p99", "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99", "cpu_s", "client_cpu_s"):
+    # With several processes, spread splits into the fan-out within a process and the hop between them.
+    split = ("in_proc_p99", "hop_p50", "hop_p99") if project.hop else ()
+    keys = ("spread_p50", "spread_p99", *split, "late_p50", "late_p99", "join_s", "buzz_p99", "ruling_p99", "cpu_s",
+            "client_cpu_s")
+    for key in keys:
         ratio = a[key] / b[key] if b[key] and not math.isnan(b[key]) and b[key] > 0 else float("nan")
         print(f"{key:14}{fmt(a[key]):>10}{fmt(b[key]):>10}{fmt(ratio):>8}")
     for key in ("lost", "duplicated", "missing_end", "refused"):

@@ -321,6 +321,7 @@ class Bot:
     room: str
     index: int
     ms_per_word: int = 50
+    port: int = 0  # the server process it is connected to
     ws: Any = None
     player_id: int | None = None
     words: dict[str, dict[int, list[float]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
@@ -351,6 +352,8 @@ class CaseResult:
     client_cpu_s: float = float("nan")  # the load clients' own (this process): near the case's wall time, they are the bottleneck
     worst_late_by_word: dict[int, float] = field(default_factory=dict)  # where in the tossup lateness peaks
     churned: int = 0  # side-room players who joined and left during the case (`churn_per_s`)
+    in_process: list[float] = field(default_factory=list)  # spread among the clients of one server process
+    hop: list[float] = field(default_factory=list)  # how much later a word's first client of another process got it
 
     def pct(self, values: list[float], p: int) -> float:
         if not values:
@@ -362,6 +365,7 @@ class CaseResult:
     def row(self) -> dict[str, float]:
         return {
             "spread_p50": self.pct(self.spread, 50), "spread_p99": self.pct(self.spread, 99),
+            "in_proc_p99": self.pct(self.in_process, 99), "hop_p50": self.pct(self.hop, 50), "hop_p99": self.pct(self.hop, 99),
             "late_p50": self.pct(self.late, 50), "late_p99": self.pct(self.late, 99),
             "join_s": self.join_s, "buzz_p99": self.pct(self.buzz, 99), "ruling_p99": self.pct(self.ruling, 99),
             "cpu_s": self.cpu_s, "client_cpu_s": self.client_cpu_s, "lost": self.lost, "duplicated": self.duplicated, "missing_end": self.missing_end, "refused": self.refused,
@@ -444,7 +448,8 @@ async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_on
         nonlocal refused
         async with gate:
             try:
-                bot.ws = await connect(ports[n % len(ports)], bot.room, query)
+                bot.port = ports[n % len(ports)]
+                bot.ws = await connect(bot.port, bot.room, query)
             except Exception:
                 refused += 1
                 return
@@ -532,6 +537,8 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
     await asyncio.sleep(0.2)
 
     spread: list[float] = []
+    in_process: list[float] = []  # a word's arrival minus its first arrival at a client of the same process
+    hop: list[float] = []  # a process's first arrival minus the room's, for every process but the first
     late: list[float] = []
     worst: dict[int, float] = defaultdict(float)
     lost = duplicated = deliveries = missing_end = 0
@@ -546,6 +553,11 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
                     lost += len(room_bots)
                     continue
                 first = min(firsts)
+                by_port: dict[int, float] = {}
+                for b, a in arrivals:
+                    if a:
+                        by_port[b.port] = min(by_port.get(b.port, a[0]), a[0])
+                hop += sorted(t - first for t in by_port.values())[1:]  # the earliest process is the room's first
                 for b, a in arrivals:
                     if not a:
                         lost += 1
@@ -553,6 +565,7 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
                     deliveries += 1
                     duplicated += len(a) - 1
                     spread.append(a[0] - first)
+                    in_process.append(a[0] - by_port[b.port])
                     due = b.due.get((qid, index))
                     if due is not None:
                         late.append(a[0] - due)
@@ -568,6 +581,7 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
                 pass
 
     await asyncio.gather(*(close(b) for b in bots))
-    return CaseResult(name=name, players=len(bots), join_s=join_s, spread=spread, late=late, buzz=buzz_ms,
+    return CaseResult(name=name, players=len(bots), join_s=join_s, spread=spread, in_process=in_process, hop=hop,
+                      late=late, buzz=buzz_ms,
                       ruling=ruling_ms, lost=lost, duplicated=duplicated, deliveries=deliveries,
                       missing_end=missing_end, refused=refused, worst_late_by_word=dict(worst), churned=churned)
