@@ -351,9 +351,12 @@ class Hub:
         room's lock over a Redis round trip for every word, and a buzz or an answer waited behind them
         (an answer's ruling 110 ms after it arrived, its write 42 ms of it, in `benchmarks/ws_load.py
         --profile services --cases 50x10`)."""
-        await self._fan_out(slug, term, seq, texts)
         if self.local_only:
+            await self._fan_out(slug, term, seq, texts)
             return
+        # The room's sender is woken before this process's own sockets: it publishes the moment this task
+        # yields, ahead of the socket writes the fan-out wakes, so the other processes write theirs while
+        # this one writes its own (a room of 500 over two processes: the other half waited for 250 writes).
         queue = self.outgoing.setdefault(slug, deque(maxlen=OUTGOING_LIMIT))
         if len(queue) == OUTGOING_LIMIT:  # the layer is stuck: clients elsewhere catch up with `sync`
             log.warning("room %s: the channel layer is behind; events %s/%s dropped", slug, *queue[0][1:3])
@@ -362,6 +365,7 @@ class Hub:
         sender = self.senders.get(slug)
         if sender is None or sender.done():
             self.senders[slug] = asyncio.get_running_loop().create_task(self._send_events(slug), name="play-events")
+        await self._fan_out(slug, term, seq, texts)
 
     async def _send_events(self, slug: str) -> None:
         """What queued while a send was on its way goes as one message: a layer slower than the room's

@@ -78,3 +78,27 @@ async def test_a_batch_of_events_from_another_process_reaches_the_sockets_in_ord
     await hub._dispatch({"type": "play.events", "origin": "leader", "events": events})
     await hub._dispatch({"type": "play.events", "origin": "here", "events": events})  # our own: sent already
     assert here.pushed == ["w1", "w2"]
+
+
+async def test_the_other_processes_get_a_word_before_this_process_writes_its_own_sockets():
+    """The room's sender runs ahead of the socket writes that the fan-out wakes: in a room of 500 over two
+    processes, the other process's 250 players otherwise waited for this one's 250 writes (hop p50 10-13
+    ms against 3 ms in `benchmarks/ws_load.py --profile services --procs 2 --cases 1x500`)."""
+    order: list[str] = []
+
+    class Waking(Socket):
+        def push(self, text: str) -> None:  # as a consumer's outbox does: its send task runs later
+            super().push(text)
+            asyncio.get_running_loop().call_soon(order.append, "socket")
+
+    class Layer:
+        async def group_send(self, group: str, message: dict) -> None:
+            order.append("layer")
+
+    hub = Hub()
+    hub.local_only, hub.layer = False, Layer()
+    hub.rooms["r"] = {Waking(), Waking()}  # type: ignore[arg-type]
+    await hub.publish("r", "t", 1, ["w1"])
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert order == ["layer", "socket", "socket"]
