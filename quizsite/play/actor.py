@@ -81,8 +81,11 @@ class RoomActor:
         self.inbox: asyncio.Queue[tuple[str, dict[str, Any], Reply]] = asyncio.Queue()
         self.inbox_task: asyncio.Task | None = None
         self.joins: set[asyncio.Task] = set()  # forwarded joins under way (kept: the loop holds tasks weakly)
-        self.chat: deque[dict[str, Any]] | None = None  # the last lines, for hellos (read on the first join)
-        self.history: deque[dict[str, Any]] | None = None  # the last tossups, likewise
+        # The last chat lines and tossups, for hellos: read on the first join, except in a room that has
+        # never had a player (every new room), which has neither: fifty new rooms' first joins made 100
+        # reads on the database thread the joins wait for (py-spy, `ws_load.py --joins-only --cases 50x10`).
+        self.chat: deque[dict[str, Any]] | None = None if players else deque(maxlen=CHAT_KEPT)
+        self.history: deque[dict[str, Any]] | None = None if players else deque(maxlen=HISTORY_KEPT)
         self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
         self.bots = RoomBots(self.slug)  # play/bots.py
 
