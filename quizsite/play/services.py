@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -38,7 +39,7 @@ from .messages import (
     words_event,
 )
 from .models import ChatMessage, Player, Room, TossupReading
-from .names import BadName, name_clean, name_unique
+from .names import BadName, name_clean, name_key, name_unique_among
 from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
 from .roster import roster_of
 from .work import Work, step
@@ -163,6 +164,7 @@ def rooms_join_many(*, requests: list[tuple[Room, int, str]], now: datetime,
             for pid, room_id, name in Player.objects.filter(room_id__in=missing).values_list("id", "room_id", "name"):
                 taken[room_id][pid] = name
         names: dict[int, dict[Any, str]] = {pk: dict(taken[pk]) for pk in rooms}  # player id (or agent) -> name
+        keys = {pk: Counter(name_key(n) for n in names[pk].values()) for pk in rooms}  # the names shown, by name_key
         players = {(p.room_id, p.agent_id): p for p in
                    Player.objects.filter(room_id__in=list(rooms), agent_id__in={a for _, a, _ in requests})}
         results: list[Player | PlayError] = []
@@ -178,9 +180,12 @@ def rooms_join_many(*, requests: list[tuple[Room, int, str]], now: datetime,
             key = (room.pk, agent_id)
             player = players.get(key)
             own = ("agent", agent_id) if player is None or player.pk is None else player.pk
-            room_names = names[room.pk]
-            name = name_unique(name, (n for k, n in room_names.items() if k != own))
+            room_names, room_keys = names[room.pk], keys[room.pk]
+            if own in room_names:  # a player who comes back may keep the name it shows
+                _count_down(room_keys, name_key(room_names[own]))
+            name = name_unique_among(name, room_keys)
             room_names[own] = name
+            room_keys[name_key(name)] += 1
             if player is None:
                 player = players[key] = new[key] = Player(room=room, agent_id=agent_id, name=name, last_seen=now)
             elif player.name != name:
@@ -197,6 +202,12 @@ def rooms_join_many(*, requests: list[tuple[Room, int, str]], now: datetime,
         if seen:
             Player.objects.filter(pk__in=seen).update(last_seen=now)
     return results
+
+
+def _count_down(counter: Counter[str], key: str) -> None:
+    counter[key] -= 1
+    if counter[key] <= 0:
+        del counter[key]
 
 
 def _player(room: Room, player_id: int) -> Player:

@@ -194,6 +194,20 @@ def test_names_are_cleaned_and_made_unique_in_a_room(room):
     assert Player.objects.filter(room=r).count() == 3
 
 
+def test_names_that_look_blank_stacked_or_like_another_are_told_apart(room):
+    r = room["room"]
+    for blank in ("\u3164", "\u2800 \u2800", "a" + "\u0301" * 6):  # a Hangul filler, blank braille, a stack of accents
+        with pytest.raises(PlayError) as exc:
+            services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name="x").pk, name=blank, now=T0)
+        assert exc.value.code == "bad_name"
+    assert services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name="x").pk, name="Nguye\u0302\u0303n",
+                              now=T0).name == "Nguy\u1ec5n"  # two marks on one letter are Vietnamese, not a stack
+    joined = [services.room_join(room=r, agent_id=Agent.objects.create(kind="human", name="x").pk, name=n, now=T0).name
+              for n in ("\uff41\uff4e\uff4e", "Ann (2)", "ann (2)")]
+    # full-width "ann" shows as the room's Ann; a name that is already numbered is numbered on
+    assert joined == ["\uff41\uff4e\uff4e (2)", "Ann (3)", "ann (4)"]
+
+
 def test_settings_are_validated(room):
     with pytest.raises(PlayError):
         services.room_update_settings(room=room["room"], player_id=room["a"], changes={"ms_per_word": 5})
