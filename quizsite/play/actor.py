@@ -239,8 +239,11 @@ class RoomActor:
 
     async def _on_sync(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
         have = payload.get("have", 0)
-        return services.room_sync(room=self.room, qid=str(payload.get("qid", "")),
-                                  have=have if isinstance(have, int) and not isinstance(have, bool) else 0)
+        kwargs: dict[str, Any] = {"room": self.room, "qid": str(payload.get("qid", "")),
+                  "have": have if isinstance(have, int) and not isinstance(have, bool) else 0}
+        if self.room.phase == Room.Phase.IDLE:  # an ended tossup's end lists its buzzes: a database read
+            return await self.hub.writer.run(services.room_sync, **kwargs)
+        return services.room_sync(**kwargs)
 
     async def _transition(self, service: Callable[..., Outcome], timed: bool = True, **kwargs: Any) -> list[Event]:
         async with self.lock:

@@ -61,6 +61,11 @@ async def test_accept_ends_tossup_and_row_exists_before_ruling(tossup_set):
     assert scores["players"][0]["score"] == 15
     end = await a.until("tossup_end")
     assert end["reason"] == "answered" and "Zanzibar" in end["answer"]
+    # A client that missed the end asks for it (PROTOCOL.md `sync`): the end again, not a server error
+    # (its buzz list is read from the database, which the event loop must not touch itself).
+    await a.send({"type": "sync", "qid": qid, "have": 0})
+    again = await a.until("tossup_end")
+    assert again["answer"] == end["answer"] and again["text"] == end["text"]
     await close_all([a])
 
 
