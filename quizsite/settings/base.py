@@ -164,8 +164,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Thinkalike <noreply@l
 # Login brute force (django-axes). Its backend comes first so every authenticate(request, ...) call, the
 # admin login and any later login view alike, is refused while a username + IP pair is locked out. Locking
 # the pair (not the IP alone) keeps one noisy client from locking everyone behind a shared address out.
-# allauth's backend signs in by username or email; allauth passes the typed login as `username` too (with
-# username among its login methods), which is the field axes locks on, so one lock covers both spellings.
+# allauth's backend signs in by username or email, in any case; every spelling of one account counts as
+# that account (quizsite/accounts/lockout.py), so that varying the case or the spelling gains no guesses.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -175,6 +175,7 @@ AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "quizsite.accounts.lockout.lockout_username"
 AXES_RESET_ON_SUCCESS = True
 # The client address: REMOTE_ADDR unless a deployment behind a proxy names the header and the proxy count
 # (a forwarded-for header that no trusted proxy sets is the client's to forge, so it is off by default).

@@ -124,3 +124,20 @@ async def test_lock_out_holds_under_asgi_too(async_client):
     assert response.status_code == 429
     response = await async_client.post(LOGIN, {"username": "carol", "password": PASSWORD})
     assert response.status_code == 429 and "sessionid" not in response.cookies
+
+
+def test_every_spelling_of_one_account_shares_its_lock(client, staff):
+    """Five guesses per spelling (`Alice`, `ALICE`, the email in any case) were guesses without end."""
+    staff.email = "alice@example.org"
+    staff.save()
+    for login in ("Alice", "ALICE", "alice@EXAMPLE.org", "Alice@example.org", "aLiCe"):
+        attempt(client, "wrong-password", username=login)
+    for login in ("alice", "ALICE", "alice@example.org"):
+        response = attempt(client, PASSWORD, username=login)
+        assert response.status_code == 429 and not logged_in(client), login
+
+
+def test_an_unknown_login_cannot_be_varied_either(client, staff):
+    for login in ("Mallory", "MALLORY", "mallory", "malLory", "MaLLoRy"):
+        attempt(client, "wrong-password", username=login)
+    assert attempt(client, "wrong-password", username="mallory").status_code == 429
