@@ -56,6 +56,6 @@ def test_ssl_redirect_can_be_turned_off_behind_a_proxy():
 def test_unsafe_production_settings_refuse_to_start(env, message):
     result = manage("check", **env)
     assert result.returncode != 0
-    last_line = result.stderr.strip().splitlines()[-1]
-    assert last_line.startswith("django.core.exceptions." + message), result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("django.core.exceptions." + message), result.stderr
 
