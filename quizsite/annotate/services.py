@@ -103,8 +103,19 @@ def campaign_create(
     if slug == "manage" or Campaign.objects.filter(slug=slug).exists():
         raise AnnotateError("slug_taken", f"campaign slug {slug!r} is taken")
     kind = TASK_KIND[task]
-    if task != Task.ARCHAEOLOGY_AUTHOR and not Item.objects.filter(item_set=item_set, kind=kind).exists():
-        raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for a {task} campaign")
+    if task != Task.ARCHAEOLOGY_AUTHOR:
+        n_items = Item.objects.filter(item_set=item_set, kind=kind).count()
+        if not n_items:
+            raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for an {task} campaign"
+                                if task[0] in "aeiou" else f"set {item_set.slug} has no {kind} items for a {task} campaign")
+        # A code that needs more real answers than an annotator can be given is never earned (and a crowd
+        # platform's participant never paid): the quota, or the set's items less its practice ones.
+        reachable = min(quota or n_items, max(0, n_items - practice))
+        needed = max(quota, 1) if min_answers is None else min_answers
+        if needed > reachable and practice < n_items:  # too many practice items has its own refusal
+            raise AnnotateError("bad_min_answers", f"the completion code would need {needed} real answers, but an "
+                                f"annotator can give at most {reachable} (items per annotator, or the set's items "
+                                "less the practice ones)")
     training = _items_by_ids(item_set, kind, training_ids, "training")
     gold = _items_by_ids(item_set, kind, gold_ids, "gold")
     invited = _users_by_logins(invited_logins)

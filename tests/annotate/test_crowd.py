@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from io import StringIO
 
+import pytest
 from django.core.management import call_command
 from django.test import Client
 
@@ -181,3 +182,12 @@ def test_admin_lists_and_releases_claims(make_campaign, admin_client):
     admin_client.post(f"/admin/annotate/crowdidentity/{claim.pk}/delete/", {"post": "yes"})
     assert not CrowdIdentity.objects.exists()
     assert Client().get("/annotate/c/?PROLIFIC_PID=stuck").status_code == 200
+
+
+def test_a_campaign_whose_code_needs_more_answers_than_an_annotator_can_give_is_refused(make_campaign):
+    from quizsite.annotate.services import AnnotateError
+
+    with pytest.raises(AnnotateError) as exc:
+        make_campaign("ghigliottina-choose", "ghig", slug="too-many", per_item=1, quota=3, min_answers=50)
+    assert exc.value.code == "bad_min_answers" and "at most 3" in str(exc.value)
+    assert make_campaign("ghigliottina-choose", "ghig", slug="fine", per_item=1, quota=3, min_answers=3).min_answers == 3
