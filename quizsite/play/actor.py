@@ -91,6 +91,7 @@ class RoomActor:
         # reads on the database thread the joins wait for (py-spy, `ws_load.py --joins-only --cases 50x10`).
         self.chat: deque[dict[str, Any]] | None = None if players else deque(maxlen=CHAT_KEPT)
         self.history: deque[dict[str, Any]] | None = None if players else deque(maxlen=HISTORY_KEPT)
+        self.last_end: Event | None = None  # the last tossup_end this leadership sent, for `sync`
         self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
         self.bots = RoomBots(self.slug)  # play/bots.py
 
@@ -249,7 +250,10 @@ class RoomActor:
         have = payload.get("have", 0)
         kwargs: dict[str, Any] = {"room": self.room, "qid": str(payload.get("qid", "")),
                   "have": have if isinstance(have, int) and not isinstance(have, bool) else 0}
-        if self.room.phase == Room.Phase.IDLE:  # an ended tossup's end lists its buzzes: a database read
+        if self.room.phase == Room.Phase.IDLE:
+            if self.last_end is not None and self.last_end["qid"] == kwargs["qid"]:
+                return [self.last_end]  # the end as it was sent, its reason included, with no database read
+            # a leader that took the room after the end rebuilds it: its buzz list is a database read
             return await self.hub.writer.run(services.room_sync, **kwargs)
         return services.room_sync(**kwargs)
 
@@ -277,6 +281,7 @@ class RoomActor:
                                              "bot": bool(p.get("bot"))}
                     self.player_texts.pop(p["id"], None)
             elif event["type"] == "tossup_end":
+                self.last_end = event
                 ended.append(history_entry(event))
         self._arm_auto_next(outcome.events)
         await self.publish(outcome.events)
