@@ -28,7 +28,9 @@ def test_campaign_create_command(sets):
     ("args", "message"),
     [
         (["--set", "nope", "--task", "romqa-select", "--slug", "x"], "no item set 'nope'"),
-        (["--set", "ghig", "--task", "romqa-select", "--slug", "x"], "set ghig has no romqa items"),
+        (["--set", "ghig", "--task", "romqa-select", "--slug", "x"], "set ghig has no romqa items for the romqa-select task$"),
+        (["--set", "romqa", "--task", "archaeology-choose", "--slug", "x"],
+         "set romqa has no archaeology items for the archaeology-choose task$"),
         (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--gold", "zz"], "gold items not in set ghig: zz"),
         (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--per-item", "0"], "per-item must be at least 1"),
     ],
@@ -37,6 +39,15 @@ def test_campaign_create_errors(sets, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("campaign_create", *args)
     assert not Campaign.objects.exists()
+
+
+def test_new_campaign_form_names_the_task_without_an_article(sets, admin_client):
+    page = admin_client.post("/annotate/manage/new/", {
+        "slug": "m2", "item_set": "ghig", "task": "archaeology-write", "per_item": 2, "quota": 0,
+        "lease_minutes": 10, "timer_seconds": 60,
+    })
+    assert page.status_code == 200 and not Campaign.objects.exists()
+    assert b"set ghig has no archaeology items for the archaeology-write task" in page.content
 
 
 def test_authoring_campaign_makes_its_target_set(db):
