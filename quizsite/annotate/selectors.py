@@ -329,17 +329,28 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
     def accuracy(rows: list[Assignment]) -> float | None:
         return _share([bool(r.correct) for r in _responses(rows) if r.correct is not None])
 
+    # Real answers toward the completion code, as participant_answer_count counts them (for authoring: entries).
+    if task == Task.ARCHAEOLOGY_AUTHOR:
+        entries = dict(campaign.authored.order_by().values("participant_id").annotate(n=Count("id")).values_list("participant_id", "n"))
+        real = {p.id: entries.get(p.id, 0) for p in participants}
+    else:
+        real = {p.id: len(by_participant[p.id]) for p in participants}
+    needed = campaign.min_answers
     annotators = [
         {
             "annotator": p.agent.public_id,
             "answered": len(by_participant[p.id]),
+            "real_answers": real[p.id],
+            # two different facts: met the minimum for the completion code (the end page showed it), and
+            # nothing more to hand out to them (they may still be short of the code)
+            "earned_code": real[p.id] >= needed,
+            "out_of_items": p.finished_at is not None,
             "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
             "accuracy": accuracy(by_participant[p.id]),
             "mean_score": _mean([r.score for r in _responses(by_participant[p.id]) if r.score is not None]),
             "median_ms": _median([r.duration_ms for r in _responses(by_participant[p.id]) if r.duration_ms is not None]),
             "gold_answered": len(gold_by_participant[p.id]),
             "gold_accuracy": accuracy(gold_by_participant[p.id]),
-            "finished": p.finished_at is not None,
         }
         for p in participants
     ]
@@ -369,7 +380,9 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "skips": sum(len(v) for v in skips.values()),
             "participants": len(participants),
             "consented": sum(1 for p in participants if p.consented_at),
-            "finished": sum(1 for p in participants if p.finished_at),
+            "answers_for_code": needed,
+            "earned_code": sum(1 for p in participants if real[p.id] >= needed),
+            "out_of_items": sum(1 for p in participants if p.finished_at),
         },
         "accuracy": accuracy(done),
         "median_ms": _median([r.duration_ms for r in _responses(done) if r.duration_ms is not None]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -107,3 +108,45 @@ def test_demo_without_files_makes_no_campaigns(db, tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "DEMO_DIR", Path(tmp_path))
     demo.demo_load()
     assert not Campaign.objects.exists()
+
+
+def _row(html: str, annotator: str) -> str:
+    row = re.search(rf'<tr id="annotator-{re.escape(annotator)}">(.*?)</tr>', html, re.S)
+    assert row, f"no row for {annotator}"
+    return re.sub(r"<[^>]+>", " ", row.group(1))
+
+
+def test_manage_page_tells_the_completion_code_from_running_out_of_items(make_campaign, admin_client):
+    """Earning the code (min_answers real answers) and having nothing more to be given are two facts: one
+    annotator has the code with items still to give, another ran out of items short of the code."""
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("archaeology-choose", "arch", per_item=1, min_answers=2)  # 4 items, one annotator each
+    ada, bea = Client(), Client()
+    ada_p = enter(ada, "c", pid="ada")
+    for _ in range(2):
+        ctx = show(ada, "c")
+        assert post(ada, "c", ctx["assignment"], choice=0).status_code == 302
+    bea_p = enter(bea, "c", pid="bea")
+    ctx = show(bea, "c")
+    post(bea, "c", ctx["assignment"], choice=0)
+    ctx = show(bea, "c")  # the last free item: skipped, so it is not an answer
+    bea.post("/annotate/c/item/", {"assignment": ctx["assignment"].pk, "action": "skip", "reason": "skip"})
+    assert show(bea, "c") is None  # nothing more for bea: ada's two and her own answer are taken at k = 1
+
+    page = admin_client.get("/annotate/manage/c/").content.decode()
+    ada_row, bea_row = _row(page, ada_p.agent.public_id), _row(page, bea_p.agent.public_id)
+    assert "earned" in ada_row and "(2 of 2)" in ada_row and "more to give" in ada_row
+    assert "not yet" in bea_row and "(1 of 2)" in bea_row and "none left" in bea_row
+    summary = re.sub(r"<[^>]+>", "", re.search(r'<p id="annotators-summary">(.*?)</p>', page, re.S).group(1))
+    assert "Annotators: 2; 1 earned the completion code (2 real answers), 1 has no more items to be given." in summary
+
+    data = json.loads(admin_client.get("/annotate/manage/c/?format=json").content)
+    rows = {r["annotator"]: r for r in data["annotators"]}
+    assert (rows[ada_p.agent.public_id]["earned_code"], rows[ada_p.agent.public_id]["out_of_items"]) == (True, False)
+    assert (rows[bea_p.agent.public_id]["earned_code"], rows[bea_p.agent.public_id]["out_of_items"]) == (False, True)
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "annotators 2: 1 earned the completion code (2 real answers), 1 with no more items to be given" in out.getvalue()

@@ -32,7 +32,8 @@ class Command(BaseCommand):
         lines = [
             f"{stats['campaign']} ({stats['task']}, set {stats['item_set']}, k={stats['per_item']})",
             f"answers {p['answers']}/{p['target_answers']}, items complete {p['items_complete']}/{p['pool_items']}, "
-            f"annotators {p['participants']} ({p['finished']} finished)",
+            f"annotators {p['participants']}: {p['earned_code']} earned the completion code ({p['answers_for_code']} real "
+            f"answers), {p['out_of_items']} with no more items to be given",
             f"accuracy {_f(stats['accuracy'])}, median ms {_f(stats['median_ms'])}",
         ]
         if stats["agreement"]:
