@@ -150,3 +150,60 @@ def test_manage_page_tells_the_completion_code_from_running_out_of_items(make_ca
     out = StringIO()
     call_command("agreement", "c", stdout=out)
     assert "annotators 2: 1 earned the completion code (2 real answers), 1 with no more items to be given" in out.getvalue()
+
+
+def _agreement_text(page: str) -> str:
+    section = re.search(r'<section class="card" id="agreement">(.*?)</section>', page, re.S)
+    assert section, "no agreement section"
+    return " ".join(re.sub(r"<[^>]+>", " ", section.group(1)).split())
+
+
+def test_a_pilot_without_overlap_says_why_there_is_no_agreement(make_campaign, admin_client):
+    """Breadth-first assignment: two annotators' first answers land on different items, so no item has two
+    answers and kappa cannot be computed; the page and `agreement C` say so, with the count, not blank figures."""
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("archaeology-choose", "arch", per_item=2)  # 4 items
+    annotators = [Client(), Client()]
+    for n, client in enumerate(annotators):
+        enter(client, "c", pid=f"pilot-{n}")
+        post(client, "c", show(client, "c")["assignment"], choice=0)
+
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "Agreement cannot be computed yet: no item has answers from 2 or more annotators" in text
+    assert "(items with overlap: 0; 2 of 4 items have one answer)" in text
+    assert "least-answered first" in text and "κ –" not in text and "Fleiss' κ –" not in text
+    assert "agreement-compare" not in admin_client.get("/annotate/manage/c/").content.decode()
+    assert "Macro-F1" in text  # the figures that need no overlap stay
+    data = json.loads(admin_client.get("/annotate/manage/c/?format=json").content)["agreement"]
+    assert (data["computable"], data["items_with_overlap"], data["items_answered"]) == (False, 0, 2)
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "Agreement cannot be computed yet: no item has answers from 2 or more annotators (items with overlap: 0; " \
+        "2 of 4 items have one answer)" in out.getvalue()
+    assert "Fleiss kappa" not in out.getvalue() and "over slot shown" not in out.getvalue()
+
+    for client in annotators:  # both go on to the end: every item then has two answers
+        while (ctx := show(client, "c")) is not None:
+            post(client, "c", ctx["assignment"], choice=0)
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "cannot be computed" not in text and "items with answers from ≥ 2 annotators 4 of 4 answered" in text
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "over 4 units (4 of 4 answered items have answers from 2+ annotators)" in out.getvalue()
+
+
+def test_a_campaign_with_one_annotator_per_item_says_it_has_no_agreement(make_campaign, admin_client):
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("ghigliottina-choose", "ghig", per_item=1)
+    client = Client()
+    enter(client, "c")
+    while (ctx := show(client, "c")) is not None:
+        post(client, "c", ctx["assignment"], choice=0)
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "each item goes to one annotator only (k = 1)" in text
