@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -154,31 +154,60 @@ def _truth(task: str, item: Item) -> str:
     return item.data["true_question"] if task == Task.ARCHAEOLOGY_CHOOSE else item.data["choices"][item.data["label"]]
 
 
-def _agreement(task: str, done: list[Assignment]) -> dict[str, Any] | None:
+AGREEMENT_CATEGORIES: dict[str, str] = {
+    Task.ARCHAEOLOGY_CHOOSE: "option role (true question, decoy 1, decoy 2)",
+    Task.GHIGLIOTTINA_CHOOSE: "option role (solution, distractor 1-3)",
+    Task.GHIGLIOTTINA_OPEN: "typed word (normalised)",
+    Task.ROMQA_SELECT: "ticked or not",
+}
+
+
+def _agreement_reason(*, per_item: int, answered: int, overlap: int, pool_items: int, kappa: float | None) -> str:
+    """Why the figures are missing, in words ('' when they are there): agreement needs items that two or
+    more annotators answered, and assignment is breadth-first, so a small pilot has none."""
+    if not overlap:
+        if per_item < 2:
+            return ("Agreement cannot be computed: each item goes to one annotator only (k = 1), so no item is "
+                    "answered by 2 or more annotators.")
+        return (f"Agreement cannot be computed yet: no item has answers from 2 or more annotators (items with overlap: 0; "
+                f"{answered} of {pool_items} items have one answer). Items go to the least-answered first, so overlap "
+                f"starts only once every item has an answer.")
+    if kappa is None:
+        return "Kappa is undefined: every answer falls in one category, so chance agreement is 1."
+    return ""
+
+
+def _agreement(task: str, done: list[Assignment], *, per_item: int, pool_items: int) -> dict[str, Any] | None:
     """Units and categories: for choose tasks each item is a unit and the category is the chosen option's
     role (true question / decoy 1 / decoy 2), which every item shares, so chance agreement P_e is the
     pooled share of each role; the typed word (open game); or each (question, candidate) ticked or not
-    (romqa). Written questions have no categories to agree on."""
+    (romqa). Written questions (and authored items) have no categories to agree on: None.
+
+    `computable` is false until some item has answers from 2 or more annotators (`items_with_overlap`);
+    `reason` then says why in words."""
+    if task not in AGREEMENT_CATEGORIES:
+        return None
     units: dict[Any, list[Any]] = defaultdict(list)
     for a in done:
         if task in (Task.ARCHAEOLOGY_CHOOSE, Task.GHIGLIOTTINA_CHOOSE):
             units[a.item_id].append(option_role(task, a.item, _answer(a).given))
         elif task == Task.GHIGLIOTTINA_OPEN:
             units[a.item_id].append(_norm(_answer(a).given) or "(blank)")
-        elif task == Task.ROMQA_SELECT:
+        else:
             chosen = set(_chosen(_answer(a)))
             for cand in a.item.data["candidates"]:
                 units[(a.item_id, cand["text"])].append(cand["text"] in chosen)
-        else:
-            return None
     record = _kappa_record(units)
     record["unit"] = "question-candidate pair" if task == Task.ROMQA_SELECT else "item"
-    record["categories"] = {
-        Task.ARCHAEOLOGY_CHOOSE: "option role (true question, decoy 1, decoy 2)",
-        Task.GHIGLIOTTINA_CHOOSE: "option role (solution, distractor 1-3)",
-        Task.GHIGLIOTTINA_OPEN: "typed word (normalised)",
-        Task.ROMQA_SELECT: "ticked or not",
-    }.get(Task(task), "none (no answers yet)")
+    record["categories"] = AGREEMENT_CATEGORIES[task]
+    per_item_answers = Counter(a.item_id for a in done)
+    overlap = sum(1 for n in per_item_answers.values() if n >= 2)
+    record["items_answered"] = len(per_item_answers)
+    record["items_with_overlap"] = overlap
+    record["computable"] = overlap > 0
+    record["reason"] = _agreement_reason(
+        per_item=per_item, answered=len(per_item_answers), overlap=overlap, pool_items=pool_items, kappa=record["fleiss_kappa"]
+    )
     return record
 
 
@@ -329,17 +358,28 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
     def accuracy(rows: list[Assignment]) -> float | None:
         return _share([bool(r.correct) for r in _responses(rows) if r.correct is not None])
 
+    # Real answers toward the completion code, as participant_answer_count counts them (for authoring: entries).
+    if task == Task.ARCHAEOLOGY_AUTHOR:
+        entries = dict(campaign.authored.order_by().values("participant_id").annotate(n=Count("id")).values_list("participant_id", "n"))
+        real = {p.id: entries.get(p.id, 0) for p in participants}
+    else:
+        real = {p.id: len(by_participant[p.id]) for p in participants}
+    needed = campaign.min_answers
     annotators = [
         {
             "annotator": p.agent.public_id,
             "answered": len(by_participant[p.id]),
+            "real_answers": real[p.id],
+            # two different facts: met the minimum for the completion code (the end page showed it), and
+            # nothing more to hand out to them (they may still be short of the code)
+            "earned_code": real[p.id] >= needed,
+            "out_of_items": p.finished_at is not None,
             "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
             "accuracy": accuracy(by_participant[p.id]),
             "mean_score": _mean([r.score for r in _responses(by_participant[p.id]) if r.score is not None]),
             "median_ms": _median([r.duration_ms for r in _responses(by_participant[p.id]) if r.duration_ms is not None]),
             "gold_answered": len(gold_by_participant[p.id]),
             "gold_accuracy": accuracy(gold_by_participant[p.id]),
-            "finished": p.finished_at is not None,
         }
         for p in participants
     ]
@@ -369,13 +409,15 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "skips": sum(len(v) for v in skips.values()),
             "participants": len(participants),
             "consented": sum(1 for p in participants if p.consented_at),
-            "finished": sum(1 for p in participants if p.finished_at),
+            "answers_for_code": needed,
+            "earned_code": sum(1 for p in participants if real[p.id] >= needed),
+            "out_of_items": sum(1 for p in participants if p.finished_at),
         },
         "accuracy": accuracy(done),
         "median_ms": _median([r.duration_ms for r in _responses(done) if r.duration_ms is not None]),
         "annotators": annotators,
         "items": items,
-        "agreement": _agreement(task, done),
+        "agreement": _agreement(task, done, per_item=k, pool_items=len(pool_items)),
         "human_vs_ai": _human_vs_ai(done),
     }
     if task == Task.ARCHAEOLOGY_WRITE:

@@ -106,8 +106,7 @@ def campaign_create(
     if task != Task.ARCHAEOLOGY_AUTHOR:
         n_items = Item.objects.filter(item_set=item_set, kind=kind).count()
         if not n_items:
-            raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for an {task} campaign"
-                                if task[0] in "aeiou" else f"set {item_set.slug} has no {kind} items for a {task} campaign")
+            raise AnnotateError("no_items", f"set {item_set.slug} has no {kind} items for the {task} task")
         # A code that needs more real answers than an annotator can be given is never earned (and a crowd
         # platform's participant never paid): the quota, or the set's items less its practice ones.
         reachable = min(quota or n_items, max(0, n_items - practice))

@@ -168,11 +168,23 @@ def submission_judge(
 
 
 def feedback_for(task: str, item: Item, judged: Judged) -> dict[str, Any]:
-    """What a training item shows after it is answered."""
+    """What a training item shows after it is answered (kept in the session until the feedback page).
+
+    A multi-answer item's answer is a list, not text: `answers` (the correct candidates' texts) and `picked`
+    (each ticked candidate's text and whether it is an answer) are what the page lists; `given` stays the
+    stored JSON."""
+    shown: dict[str, Any] = {"correct": judged.correct, "given": judged.given, "score": judged.score}
     if task == Task.ARCHAEOLOGY_CHOOSE or task == Task.ARCHAEOLOGY_WRITE:
-        answer = item.data["true_question"]
+        shown["answer"] = item.data["true_question"]
     elif task == Task.ROMQA_SELECT:
-        answer = ", ".join(c["text"] for c in item.data["candidates"] if c["is_answer"]) or "(none)"
+        answers = [c["text"] for c in item.data["candidates"] if c["is_answer"]]
+        chosen = json.loads(judged.given or "[]")
+        shown.update(
+            multi=True,
+            answer=", ".join(answers) or "(none)",
+            answers=answers,
+            picked=[{"text": text, "is_answer": text in answers} for text in chosen],
+        )
     else:
-        answer = item.answer
-    return {"correct": judged.correct, "answer": answer, "given": judged.given, "score": judged.score}
+        shown["answer"] = item.answer
+    return shown

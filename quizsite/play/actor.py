@@ -28,6 +28,7 @@ from quizsite.agents.services import agent_get_or_create_guests
 
 from . import leases, selectors, services
 from .bots import RoomBots
+from .bucket import Bucket
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings
 from .models import Player, Room
 from .roster import Roster
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PRESENCE_FLUSH_S = 0.25  # joins and leaves reach the room in batches, not one broadcast per join
 CHAT_BURST, CHAT_PER_S = 20.0, 5.0  # chat lines per room: a crowd cannot drown the room
+# Chat lines per player: one chatter within its socket's own limit (8 messages a second) could otherwise
+# take the whole room's share and leave nobody else a line.
+PLAYER_CHAT_BURST, PLAYER_CHAT_PER_S = 5.0, 1.0
 CHAT_KEPT = 30
 HISTORY_KEPT = 10  # past tossups in the hello and the `history` answer
 # Where the hello's player list goes: NUL never reaches a name or a chat line (the consumer refuses it),
@@ -74,7 +78,8 @@ class RoomActor:
         self.lease_until = now + hub.lease
         self.alone_since: datetime | None = None if online else now
         self.pending_presence: set[int] = set()
-        self.chat_tokens, self.chat_at = CHAT_BURST, now
+        self.chat_room = Bucket(CHAT_PER_S, CHAT_BURST)
+        self.chat_players: dict[int, Bucket] = {}
         self.stopped = False
         self.task = asyncio.get_running_loop().create_task(self._clock(), name=f"room-{self.slug}")
         self.presence_task: asyncio.Task | None = None
@@ -86,6 +91,7 @@ class RoomActor:
         # reads on the database thread the joins wait for (py-spy, `ws_load.py --joins-only --cases 50x10`).
         self.chat: deque[dict[str, Any]] | None = None if players else deque(maxlen=CHAT_KEPT)
         self.history: deque[dict[str, Any]] | None = None if players else deque(maxlen=HISTORY_KEPT)
+        self.last_end: Event | None = None  # the last tossup_end this leadership sent, for `sync`
         self.auto_at: float | None = None  # monotonic time of the auto-advance's next tossup
         self.bots = RoomBots(self.slug)  # play/bots.py
 
@@ -108,7 +114,9 @@ class RoomActor:
                 raise PlayError("not_joined", "join the room first")
             events = await getattr(self, f"_on_{kind}")(player_id, payload)
         except PlayError as exc:
-            events = [exc.as_event()]
+            # A refusal for speed counts toward the socket's flood close, wherever the socket is.
+            await reply([dumps(exc.as_event())], {"refused": True} if exc.code == "too_fast" else {})
+            return
         if events:
             await reply([dumps(e) for e in events], {})
 
@@ -220,12 +228,13 @@ class RoomActor:
         return reply
 
     async def _on_chat(self, player_id: int, payload: dict[str, Any]) -> list[Event]:
-        now = timezone.now()
-        self.chat_tokens = min(CHAT_BURST, self.chat_tokens + (now - self.chat_at).total_seconds() * CHAT_PER_S)
-        self.chat_at = now
-        if self.chat_tokens < 1:
+        share = self.chat_players.get(player_id)
+        if share is None:
+            share = self.chat_players[player_id] = Bucket(PLAYER_CHAT_PER_S, PLAYER_CHAT_BURST)
+        if not share.take():  # the player's own share first: a refused line takes nothing from the room's
+            raise PlayError("too_fast", "you are chatting too fast; wait a moment")
+        if not self.chat_room.take():
             raise PlayError("too_fast", "the room's chat is busy; wait a moment")
-        self.chat_tokens -= 1
         outcome = await self.hub.writer.run(services.room_chat, room=self.room, player_id=player_id, text=payload["text"])
         if self.chat is not None:
             self.chat.extend({k: e[k] for k in ("player_id", "name", "text")} for e in outcome.events)
@@ -241,7 +250,10 @@ class RoomActor:
         have = payload.get("have", 0)
         kwargs: dict[str, Any] = {"room": self.room, "qid": str(payload.get("qid", "")),
                   "have": have if isinstance(have, int) and not isinstance(have, bool) else 0}
-        if self.room.phase == Room.Phase.IDLE:  # an ended tossup's end lists its buzzes: a database read
+        if self.room.phase == Room.Phase.IDLE:
+            if self.last_end is not None and self.last_end["qid"] == kwargs["qid"]:
+                return [self.last_end]  # the end as it was sent, its reason included, with no database read
+            # a leader that took the room after the end rebuilds it: its buzz list is a database read
             return await self.hub.writer.run(services.room_sync, **kwargs)
         return services.room_sync(**kwargs)
 
@@ -269,6 +281,7 @@ class RoomActor:
                                              "bot": bool(p.get("bot"))}
                     self.player_texts.pop(p["id"], None)
             elif event["type"] == "tossup_end":
+                self.last_end = event
                 ended.append(history_entry(event))
         self._arm_auto_next(outcome.events)
         await self.publish(outcome.events)

@@ -28,7 +28,8 @@ from quizsite.agents.services import agent_get_or_create_for_user, new_guest_key
 from quizsite.core.wsserver import SERVER_SEND
 
 from . import bots, services
-from .hub import Bucket, get_hub
+from .bucket import Bucket
+from .hub import get_hub
 from .names import BadName, name_clean
 from .services import PlayError
 
@@ -165,14 +166,19 @@ class PlayConsumer(AsyncWebsocketConsumer):
             self._too_fast()
 
     def _too_fast(self) -> None:
+        if not self._flooding():
+            self._error("too_fast", "slow down")
+
+    def _flooding(self) -> bool:
+        """Count one refusal for speed (here or at the room's leader); past the limit, close the socket."""
         now = time.monotonic()
         self.refused.append(now)
         while self.refused and self.refused[0] < now - FLOOD_WINDOW_S:
             self.refused.popleft()
         if len(self.refused) >= FLOOD_CLOSE_AFTER:
             self.push_close(CLOSE_FLOOD)
-            return
-        self._error("too_fast", "slow down")
+            return True
+        return False
 
     async def _work(self) -> None:
         while True:
@@ -294,6 +300,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
             return
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None:
+        if join.get("refused"):  # the leader refused a command for speed (the room's or the player's chat share)
+            if not self._flooding():
+                for text in texts:
+                    self.push(text)
+            return
         if join.get("player_id"):
             self.player_id, self.term, self.seq = join["player_id"], join["term"], join["seq"]
         if not (join.get("moved") and self.joining is not None):  # a join that met a move is retried quietly

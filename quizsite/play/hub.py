@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from . import leases
 from .actor import RoomActor
+from .bucket import Bucket
 from .caps import SharedCaps, ip_field, session_field
 from .leases import PRESENCE_TTL
 from .messages import Event
@@ -85,37 +86,6 @@ class Conn(Protocol):
     def push(self, text: str) -> None: ...
 
     async def reply(self, texts: list[str], join: dict[str, Any]) -> None: ...
-
-
-class Bucket:
-    """A token bucket: `rate` per second, at most `burst` at once."""
-
-    def __init__(self, rate: float, burst: float):
-        self.rate, self.burst, self.tokens, self.at = rate, burst, burst, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
-
-    def reserve(self, max_wait: float) -> float | None:
-        """Take a token ahead of time: the seconds until it is due (0 when one is at hand), or None,
-        taking nothing, when that would be more than `max_wait` away."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        wait = max(0.0, (1 - self.tokens) / self.rate)
-        if wait > max_wait:
-            return None
-        self.tokens -= 1
-        return wait
-
-    def full(self) -> bool:
-        return self.tokens + (time.monotonic() - self.at) * self.rate >= self.burst
 
 
 def _in_lease_thread(fn: Callable[..., Any], **kwargs: Any) -> Awaitable[Any]:

@@ -177,6 +177,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_USERNAME_CALLABLE = "quizsite.accounts.lockout.lockout_username"
 AXES_RESET_ON_SUCCESS = True
+# The lock-out page: the site's layout, how long the lock lasts (AXES_COOLOFF_MINUTES) and the password reset
+# link; axes renders it with its own status (AXES_HTTP_RESPONSE_CODE, 429) and answers XHR with JSON as before.
+AXES_LOCKOUT_TEMPLATE = "accounts/lockout.html"
 # The client address: REMOTE_ADDR unless a deployment behind a proxy names the header and the proxy count
 # (a forwarded-for header that no trusted proxy sets is the client's to forge, so it is off by default).
 AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", ["REMOTE_ADDR"]))

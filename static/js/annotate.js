@@ -1,5 +1,6 @@
 // Annotation pages: keyboard shortcuts (1-9 pick, Enter sends, s opens the skip-or-flag box, which asks
-// before it skips), the open-game timer, no double sends. No key does anything while a text field has focus.
+// before it skips), the open-game timer, no double sends, drafts kept over a reload. No key does anything
+// while a text field has focus.
 (function () {
   "use strict";
   const answerForm = document.getElementById("answer-form");
@@ -14,9 +15,55 @@
       (el.tagName === "INPUT" && !["radio", "checkbox", "hidden", "button", "submit"].includes(el.type)));
   }
 
+  // Drafts: what the annotator typed on this page (a written question, the open game's word, the skip note,
+  // an authored entry) is kept in this tab's sessionStorage under the campaign and item, put back after a
+  // reload, and dropped once the page's answer is sent. Only text comes back: the item's time still runs
+  // from when the server first showed it, and the open game's timer still counts what the server says.
+  const draftRoot = document.querySelector("[data-draft-key]");
+  const draftKey = draftRoot ? "annotate-draft:" + draftRoot.dataset.draftKey : "";
+  const draftOwner = draftRoot ? draftRoot.dataset.draftOwner || "" : ""; // the assignment: never another's draft
+  const draftFields = () => (draftRoot ? Array.from(draftRoot.querySelectorAll("textarea, input"))
+    .filter((el) => typing(el) && el.name && el.form && el.form.id) : []);
+  const fieldId = (el) => el.form.id + ":" + el.name;
+
+  function draftRead() {
+    try {
+      const saved = JSON.parse(window.sessionStorage.getItem(draftKey) || "null");
+      return saved && saved.owner === draftOwner && saved.fields ? saved.fields : {};
+    } catch (e) { return {}; }
+  }
+  function draftSave() {
+    const fields = {};
+    draftFields().forEach((el) => { if (el.value) fields[fieldId(el)] = el.value; });
+    try {
+      if (Object.keys(fields).length) {
+        window.sessionStorage.setItem(draftKey, JSON.stringify({ owner: draftOwner, fields: fields }));
+      } else {
+        window.sessionStorage.removeItem(draftKey);
+      }
+    } catch (e) { /* storage full or refused: the draft is simply not kept */ }
+  }
+  function draftClear() {
+    if (!draftKey) return;
+    try { window.sessionStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
+  }
+  if (draftRoot) {
+    const saved = draftRead();
+    draftFields().forEach((el) => {
+      const value = saved[fieldId(el)];
+      if (typeof value === "string" && !el.value) el.value = value;
+    });
+    draftRoot.addEventListener("input", (ev) => { if (typing(ev.target)) draftSave(); });
+    // the item's two forms clear it in send(); a plain form (authoring) clears it as it goes
+    draftRoot.querySelectorAll("form").forEach((f) => {
+      if (f !== answerForm && f !== skipForm) f.addEventListener("submit", draftClear);
+    });
+  }
+
   function send(form) {
     if (!form || form.dataset.sent) return;
     if (form === answerForm && !form.checkValidity()) { form.reportValidity(); return; }
+    draftClear();
     form.dataset.sent = "1";
     form.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     form.submit();
@@ -118,7 +165,10 @@
     skipForm.addEventListener("submit", (ev) => { ev.preventDefault(); ask(); }); // ask first, then send
   }
   const focus = document.querySelector("[data-autofocus]");
-  if (focus) focus.focus();
+  if (focus) {
+    focus.focus();
+    if (focus.value && focus.setSelectionRange) focus.setSelectionRange(focus.value.length, focus.value.length);
+  }
 
   // ghigliottina-open: the server says how much time is left; at zero the answer goes as typed.
   const timer = document.getElementById("timer");
@@ -131,6 +181,7 @@
       timer.style.width = (100 * left / total).toFixed(1) + "%";
       if (text) text.textContent = Math.ceil(left / 1000) + " s left";
       if (left <= 0) {
+        draftClear();
         answerForm.noValidate = true;
         answerForm.dataset.sent = "1";
         answerForm.submit();

@@ -111,6 +111,40 @@ def test_axes_locks_allauth_login_out_too(client, db):
     assert sign_in(client, "bob").status_code == 302 and signed_in_as(client) == "bob"
 
 
+def test_the_lock_out_page_has_the_site_layout_the_wait_and_a_reset_link(client, db):
+    """The page after too many wrong passwords at /accounts/login/: the site's own page (top bar, card), how
+    long the lock lasts (AXES_COOLOFF_MINUTES, read at request time) and where to reset the password; axes'
+    status stays."""
+    import re
+    from datetime import timedelta
+
+    from django.test import override_settings
+
+    sign_up(Client(), "ada")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        answer = sign_in(client, "ada", "wrong-password")
+    assert answer.status_code == settings.AXES_HTTP_RESPONSE_CODE == 429
+    page = answer.content.decode()
+    assert '<header class="topbar">' in page and 'id="lockout"' in page and "too many login attempts" in page
+    assert 'id="lockout-reset"' in page and 'href="/accounts/password/reset/"' in page
+
+    def wait(html: str) -> str:
+        found = re.search(r'<p id="lockout-duration">(.*?)</p>', html, re.S)
+        assert found
+        return " ".join(re.sub(r"<[^>]+>", "", found.group(1)).split())
+
+    assert settings.AXES_COOLOFF_TIME == timedelta(minutes=15)  # AXES_COOLOFF_MINUTES' default
+    assert wait(page).startswith("You can sign in again 15 minutes after the last wrong password")
+    with override_settings(AXES_COOLOFF_TIME=timedelta(minutes=90)):
+        again = sign_in(client, "ada")
+    assert again.status_code == 429 and wait(again.content.decode()).startswith("You can sign in again 1 hour 30 minutes after")
+    assert signed_in_as(client) is None
+    reset = client.get("/accounts/password/reset/")
+    assert reset.status_code == 200  # the link leads somewhere that works during the lock
+    xhr = client.post("/accounts/login/", {"login": "ada", "password": PASSWORD}, HTTP_X_REQUESTED_WITH="XMLHttpRequest")
+    assert xhr.status_code == 429 and xhr.json()["username"]  # scripts still get axes' JSON
+
+
 def test_axes_lock_holds_whichever_spelling_of_the_login(client, db):
     """The lock is on the typed login + address; the same person's email is a second spelling, locked on
     its own count, so an attacker gets at most the limit per spelling, never unlimited tries."""

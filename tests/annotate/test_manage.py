@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -28,7 +29,9 @@ def test_campaign_create_command(sets):
     ("args", "message"),
     [
         (["--set", "nope", "--task", "romqa-select", "--slug", "x"], "no item set 'nope'"),
-        (["--set", "ghig", "--task", "romqa-select", "--slug", "x"], "set ghig has no romqa items"),
+        (["--set", "ghig", "--task", "romqa-select", "--slug", "x"], "set ghig has no romqa items for the romqa-select task$"),
+        (["--set", "romqa", "--task", "archaeology-choose", "--slug", "x"],
+         "set romqa has no archaeology items for the archaeology-choose task$"),
         (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--gold", "zz"], "gold items not in set ghig: zz"),
         (["--set", "ghig", "--task", "ghigliottina-choose", "--slug", "x", "--per-item", "0"], "per-item must be at least 1"),
     ],
@@ -37,6 +40,15 @@ def test_campaign_create_errors(sets, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("campaign_create", *args)
     assert not Campaign.objects.exists()
+
+
+def test_new_campaign_form_names_the_task_without_an_article(sets, admin_client):
+    page = admin_client.post("/annotate/manage/new/", {
+        "slug": "m2", "item_set": "ghig", "task": "archaeology-write", "per_item": 2, "quota": 0,
+        "lease_minutes": 10, "timer_seconds": 60,
+    })
+    assert page.status_code == 200 and not Campaign.objects.exists()
+    assert b"set ghig has no archaeology items for the archaeology-write task" in page.content
 
 
 def test_authoring_campaign_makes_its_target_set(db):
@@ -96,3 +108,102 @@ def test_demo_without_files_makes_no_campaigns(db, tmp_path, monkeypatch):
     monkeypatch.setattr(demo, "DEMO_DIR", Path(tmp_path))
     demo.demo_load()
     assert not Campaign.objects.exists()
+
+
+def _row(html: str, annotator: str) -> str:
+    row = re.search(rf'<tr id="annotator-{re.escape(annotator)}">(.*?)</tr>', html, re.S)
+    assert row, f"no row for {annotator}"
+    return re.sub(r"<[^>]+>", " ", row.group(1))
+
+
+def test_manage_page_tells_the_completion_code_from_running_out_of_items(make_campaign, admin_client):
+    """Earning the code (min_answers real answers) and having nothing more to be given are two facts: one
+    annotator has the code with items still to give, another ran out of items short of the code."""
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("archaeology-choose", "arch", per_item=1, min_answers=2)  # 4 items, one annotator each
+    ada, bea = Client(), Client()
+    ada_p = enter(ada, "c", pid="ada")
+    for _ in range(2):
+        ctx = show(ada, "c")
+        assert post(ada, "c", ctx["assignment"], choice=0).status_code == 302
+    bea_p = enter(bea, "c", pid="bea")
+    ctx = show(bea, "c")
+    post(bea, "c", ctx["assignment"], choice=0)
+    ctx = show(bea, "c")  # the last free item: skipped, so it is not an answer
+    bea.post("/annotate/c/item/", {"assignment": ctx["assignment"].pk, "action": "skip", "reason": "skip"})
+    assert show(bea, "c") is None  # nothing more for bea: ada's two and her own answer are taken at k = 1
+
+    page = admin_client.get("/annotate/manage/c/").content.decode()
+    ada_row, bea_row = _row(page, ada_p.agent.public_id), _row(page, bea_p.agent.public_id)
+    assert "earned" in ada_row and "(2 of 2)" in ada_row and "more to give" in ada_row
+    assert "not yet" in bea_row and "(1 of 2)" in bea_row and "none left" in bea_row
+    summary = re.sub(r"<[^>]+>", "", re.search(r'<p id="annotators-summary">(.*?)</p>', page, re.S).group(1))
+    assert "Annotators: 2; 1 earned the completion code (2 real answers), 1 has no more items to be given." in summary
+
+    data = json.loads(admin_client.get("/annotate/manage/c/?format=json").content)
+    rows = {r["annotator"]: r for r in data["annotators"]}
+    assert (rows[ada_p.agent.public_id]["earned_code"], rows[ada_p.agent.public_id]["out_of_items"]) == (True, False)
+    assert (rows[bea_p.agent.public_id]["earned_code"], rows[bea_p.agent.public_id]["out_of_items"]) == (False, True)
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "annotators 2: 1 earned the completion code (2 real answers), 1 with no more items to be given" in out.getvalue()
+
+
+def _agreement_text(page: str) -> str:
+    section = re.search(r'<section class="card" id="agreement">(.*?)</section>', page, re.S)
+    assert section, "no agreement section"
+    return " ".join(re.sub(r"<[^>]+>", " ", section.group(1)).split())
+
+
+def test_a_pilot_without_overlap_says_why_there_is_no_agreement(make_campaign, admin_client):
+    """Breadth-first assignment: two annotators' first answers land on different items, so no item has two
+    answers and kappa cannot be computed; the page and `agreement C` say so, with the count, not blank figures."""
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("archaeology-choose", "arch", per_item=2)  # 4 items
+    annotators = [Client(), Client()]
+    for n, client in enumerate(annotators):
+        enter(client, "c", pid=f"pilot-{n}")
+        post(client, "c", show(client, "c")["assignment"], choice=0)
+
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "Agreement cannot be computed yet: no item has answers from 2 or more annotators" in text
+    assert "(items with overlap: 0; 2 of 4 items have one answer)" in text
+    assert "least-answered first" in text and "κ –" not in text and "Fleiss' κ –" not in text
+    assert "agreement-compare" not in admin_client.get("/annotate/manage/c/").content.decode()
+    assert "Macro-F1" in text  # the figures that need no overlap stay
+    data = json.loads(admin_client.get("/annotate/manage/c/?format=json").content)["agreement"]
+    assert (data["computable"], data["items_with_overlap"], data["items_answered"]) == (False, 0, 2)
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "Agreement cannot be computed yet: no item has answers from 2 or more annotators (items with overlap: 0; " \
+        "2 of 4 items have one answer)" in out.getvalue()
+    assert "Fleiss kappa" not in out.getvalue() and "over slot shown" not in out.getvalue()
+
+    for client in annotators:  # both go on to the end: every item then has two answers
+        while (ctx := show(client, "c")) is not None:
+            post(client, "c", ctx["assignment"], choice=0)
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "cannot be computed" not in text and "items with answers from ≥ 2 annotators 4 of 4 answered" in text
+    out = StringIO()
+    call_command("agreement", "c", stdout=out)
+    assert "over 4 units (4 of 4 answered items have answers from 2+ annotators)" in out.getvalue()
+
+
+def test_a_campaign_with_one_annotator_per_item_says_it_has_no_agreement(make_campaign, admin_client):
+    from django.test import Client
+
+    from tests.annotate.test_flow import enter, post, show
+
+    make_campaign("ghigliottina-choose", "ghig", per_item=1)
+    client = Client()
+    enter(client, "c")
+    while (ctx := show(client, "c")) is not None:
+        post(client, "c", ctx["assignment"], choice=0)
+    text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
+    assert "each item goes to one annotator only (k = 1)" in text

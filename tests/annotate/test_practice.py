@@ -199,3 +199,28 @@ def test_skip_reason_from_the_box_is_kept_as_a_flag(make_campaign, client):
     client.post("/annotate/c/item/", {"assignment": ctx["assignment"].pk, "action": "skip", "reason": "skip"})
     assert Assignment.objects.get(pk=ctx["assignment"].pk).note == "skipped"
     assert not Response.objects.exists()
+
+
+def test_multi_answer_practice_feedback_lists_the_candidates_not_json(make_campaign, client):
+    """After a RoMQA practice item the annotator reads the correct answers (the candidates' texts) as a list,
+    and their own ticks, each marked; never the stored JSON."""
+    import re
+
+    make_campaign("romqa-select", "romqa", per_item=1, training_ids=["r1"])  # Rhine, Elbe are answers; Loire is not
+    enter(client, "c")
+    ctx = show(client, "c")
+    assert ctx["training"] and ctx["item"].external_id == "r1"
+    post(client, "c", ctx["assignment"], pick=[ctx["choices"].index("Elbe"), ctx["choices"].index("Loire")])
+    page = client.get("/annotate/c/feedback/").content.decode()
+    assert "[&quot;" not in page and "&quot;]" not in page and '["' not in page
+
+    def items(list_id: str) -> list[str]:
+        found = re.search(rf'<ul class="answer-list" id="{list_id}">(.*?)</ul>', page, re.S)
+        assert found, list_id
+        return [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in re.findall(r"<li[^>]*>(.*?)</li>", found.group(1), re.S)]
+
+    assert items("feedback-answers") == ["Rhine", "Elbe"]
+    assert sorted(items("feedback-picked")) == ["Elbe (an answer)", "Loire (not an answer)"]
+    assert "Not quite." in page
+    stored = Response.objects.get()
+    assert json.loads(stored.given) == sorted(["Elbe", "Loire"], key=ctx["choices"].index)  # what is stored is unchanged

@@ -241,6 +241,36 @@ async def test_a_chat_flood_within_each_rate_limit_costs_the_room_no_word(tossup
     assert [got[i] for i in range(tossup["n_words"])] == end["text"].replace(" (*)", "").split()
 
 
+async def test_one_chatter_within_its_socket_limit_cannot_take_the_rooms_chat(tossup_set):
+    flooder, other = Client(), Client()
+    await flooder.join("flooder")
+    other_id = (await other.join("other"))["player_id"]
+    for _ in range(24):  # 33 a second: within the socket's burst of 20 and 8 a second; the room's burst is 20
+        await flooder.send({"type": "chat", "text": "spam"})
+        await asyncio.sleep(0.03)
+    await drain(flooder, 0.3)
+    said = [f for f in flooder.frames if f["type"] == "chat"]
+    refused = [f["message"] for f in flooder.frames if f["type"] == "error"]
+    assert len(said) < 10 and refused and set(refused) == {"you are chatting too fast; wait a moment"}
+    # the room's share was left for the others: before, the flooder's lines took it all
+    await other.send({"type": "chat", "text": "my turn"})
+    assert (await other.until("chat", player_id=other_id))["text"] == "my turn"
+
+
+async def test_refusals_at_the_rooms_chat_count_toward_the_flood_close(tossup_set):
+    flooder = Client()
+    await flooder.join("flooder")
+    for i in range(60):  # about 7 a second after the burst: the socket's own limit never refuses one
+        await flooder.send({"type": "chat", "text": "spam"})
+        if i >= 20:
+            await asyncio.sleep(0.13)
+    while True:
+        out = await flooder.comm.receive_output(timeout=3)
+        if out["type"] == "websocket.close":
+            break
+    assert out["code"] == 4008
+
+
 async def test_sync_returns_the_words_a_client_missed_and_nothing_unread(tossup_set):
     a = Client()
     await a.join("ann")

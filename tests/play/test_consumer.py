@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from django.contrib.sessions.backends.db import SessionStore
 
 from quizsite.items.models import Response
+from quizsite.play.hub import get_hub
 
 from .wsclient import Client, drain
 
@@ -61,11 +62,16 @@ async def test_accept_ends_tossup_and_row_exists_before_ruling(tossup_set):
     assert scores["players"][0]["score"] == 15
     end = await a.until("tossup_end")
     assert end["reason"] == "answered" and "Zanzibar" in end["answer"]
-    # A client that missed the end asks for it (PROTOCOL.md `sync`): the end again, not a server error
-    # (its buzz list is read from the database, which the event loop must not touch itself).
+    # A client that missed the end asks for it (PROTOCOL.md `sync`): the end again, not a server error.
     await a.send({"type": "sync", "qid": qid, "have": 0})
     again = await a.until("tossup_end")
-    assert again["answer"] == end["answer"] and again["text"] == end["text"]
+    assert again == end  # the end as it was sent (its reason "answered", not a rebuilt "ended")
+    # A leader that took the room after the end never saw it: it rebuilds the end from the database
+    # (on its database thread: the event loop must not touch the database itself).
+    get_hub().actors["r"].last_end = None
+    await a.send({"type": "sync", "qid": qid, "have": 0})
+    rebuilt = await a.until("tossup_end")
+    assert rebuilt["reason"] == "ended" and rebuilt["buzzes"] == end["buzzes"] and rebuilt["text"] == end["text"]
     await close_all([a])
 
 

@@ -32,20 +32,28 @@ class Command(BaseCommand):
         lines = [
             f"{stats['campaign']} ({stats['task']}, set {stats['item_set']}, k={stats['per_item']})",
             f"answers {p['answers']}/{p['target_answers']}, items complete {p['items_complete']}/{p['pool_items']}, "
-            f"annotators {p['participants']} ({p['finished']} finished)",
+            f"annotators {p['participants']}: {p['earned_code']} earned the completion code ({p['answers_for_code']} real "
+            f"answers), {p['out_of_items']} with no more items to be given",
             f"accuracy {_f(stats['accuracy'])}, median ms {_f(stats['median_ms'])}",
         ]
-        if stats["agreement"]:
-            a = stats["agreement"]
+        agreement = stats["agreement"]
+        if agreement and not agreement["computable"]:
+            lines.append(agreement["reason"])
+        elif agreement:
+            a = agreement
             lines.append(
                 f"Fleiss kappa over {a['categories']}: {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, P_e {_f(a['chance_p_e'])}), "
-                f"Krippendorff alpha {_f(a['krippendorff_alpha'])} over {a['n_units']} units"
+                f"Krippendorff alpha {_f(a['krippendorff_alpha'])} over {a['n_units']} units "
+                f"({a['items_with_overlap']} of {a['items_answered']} answered items have answers from 2+ annotators)"
             )
+            if a["reason"]:
+                lines.append(f"  {a['reason']}")
         if "choose" in stats:
             c = stats["choose"]
-            for label, a in (("slot shown", c["agreement_by_slot"]), ("option text", c["agreement_by_option_text"])):
-                lines.append(f"  over {label}: kappa {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, "
-                             f"P_e {_f(a['chance_p_e'])}) over {a['n_units']} units")
+            if agreement and agreement["computable"]:
+                for label, a in (("slot shown", c["agreement_by_slot"]), ("option text", c["agreement_by_option_text"])):
+                    lines.append(f"  over {label}: kappa {_f(a['fleiss_kappa'])} (P_bar {_f(a['observed_p_bar'])}, "
+                                 f"P_e {_f(a['chance_p_e'])}) over {a['n_units']} units")
             lines.append(f"macro-F1 {_f(c['macro_f1'])} ({c['macro_f1_classes']})")
             for s in c["positions"]:
                 lines.append(f"  slot {s['slot']}: true shown {s['true_shown']}, accuracy {_f(s['accuracy_when_true_here'])}, "
