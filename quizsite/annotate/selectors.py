@@ -374,6 +374,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             # nothing more to hand out to them (they may still be short of the code)
             "earned_code": real[p.id] >= needed,
             "out_of_items": p.finished_at is not None,
+            "finished": p.finished_at is not None,  # the old name of out_of_items, kept for scripts that read it
             "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
             "accuracy": accuracy(by_participant[p.id]),
             "mean_score": _mean([r.score for r in _responses(by_participant[p.id]) if r.score is not None]),
@@ -412,6 +413,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "answers_for_code": needed,
             "earned_code": sum(1 for p in participants if real[p.id] >= needed),
             "out_of_items": sum(1 for p in participants if p.finished_at),
+            "finished": sum(1 for p in participants if p.finished_at),  # the old name of out_of_items
         },
         "accuracy": accuracy(done),
         "median_ms": _median([r.duration_ms for r in _responses(done) if r.duration_ms is not None]),
