@@ -43,6 +43,7 @@ _FIELDS = [
     "override_verdict", "override_correct", "override_by", "override_at",
 ]
 CHUNK = 2000
+PARQUET_ROW_GROUP = 10_000  # rows per Parquet row group: each group's bytes leave before the next is read
 
 
 def responses_queryset(spec: DataSpec | None = None) -> QuerySet:
@@ -132,11 +133,12 @@ def _parquet_schema():
     return pa.schema([(c, types.get(c, pa.string())) for c in RESPONSE_COLUMNS])
 
 
-def stream_parquet(rows: Iterable[tuple], row_group: int = 10_000) -> Iterator[bytes]:
+def stream_parquet(rows: Iterable[tuple], row_group: int | None = None) -> Iterator[bytes]:
     """Parquet written one row group at a time; each group's bytes leave before the next is read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    row_group = row_group or PARQUET_ROW_GROUP
     schema = _parquet_schema()
     text_columns = {i for i, f in enumerate(schema) if pa.types.is_string(f.type)}
     sink = _Sink()
