@@ -17,14 +17,36 @@ server before the next is read, so memory holds one batch and the first bytes go
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import cast
+from contextlib import contextmanager
+from typing import TypeVar, cast
 
 from asgiref.sync import sync_to_async
 from django.http import FileResponse, StreamingHttpResponse
 
+T = TypeVar("T")
+
 # Bytes pulled per hop to the worker thread: few hops for per-row generators (the account download yields
 # one line per row), and little held at once. Exports' own chunks are larger; a batch is then one chunk.
 BATCH_BYTES = 64 * 1024
+
+
+@contextmanager
+def closing_iter(source: Iterable[T]) -> Iterator[Iterator[T]]:
+    """Iterate `source` and close it (when it can be closed) on the way out, however the block ends.
+
+    A chunk generator closed early (the client went away) must close the generator it reads from, and so on
+    down to the database cursor, on the thread that closes it. Left to reference counting, that happens
+    only when nothing else holds the inner generator; a frame kept by a traceback that Django's query
+    building catches and stores (the export's own `stream_responses` frame, for one) holds it until the
+    cyclic collector runs, on any thread, after the request closed its connection.
+    """
+    iterator = iter(source)
+    try:
+        yield iterator
+    finally:
+        close = getattr(iterator, "close", None)
+        if callable(close):
+            close()
 
 
 def _pull(chunks: Iterator[bytes], batch_bytes: int) -> tuple[list[bytes], bool]:
@@ -45,7 +67,7 @@ async def chunks_in_thread(chunks: Iterable[bytes], *, batch_bytes: int | None =
     thread_sensitive=True: inside Django's ASGI handler every hop runs on the request's one sync thread
     (where the view ran and where its database connection lives), never beside another hop. The chunks
     leave one by one, so their boundaries and bytes are those of the synchronous iterator. Closing this
-    iterator (a client that went away) closes the synchronous one on that same thread.
+    iterator (a client that went away) closes the synchronous one, when it has `close`, on that same thread.
     """
     iterator = iter(chunks)
     pull = sync_to_async(_pull, thread_sensitive=True)
@@ -74,7 +96,8 @@ class _ThreadedAiter:
                 yield part
             return
         # The sync `streaming_content` (make_bytes applied, any middleware wrapper kept); the generator
-        # itself is closed by response.close(), which the handler runs on the same thread afterwards.
+        # itself is closed by response.close(), which the handler runs on the same thread afterwards
+        # (and which reaches the cursor at once only if each generator closes its source: `closing_iter`).
         async for part in chunks_in_thread(cast(Iterator[bytes], self.streaming_content)):
             yield part
 

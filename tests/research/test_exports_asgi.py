@@ -6,6 +6,9 @@ chunk reaches the client while most rows are still unread (counted, not timed)."
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -19,6 +22,7 @@ from quizsite.research import exports
 from quizsite.research.models import FitAgent, FitItem, FitRun
 from quizsite.research.prepare import DataSpec
 from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get
+from tests.conftest import REPO, service_up
 
 
 def sync_body(response) -> bytes:  # type: ignore[no-untyped-def]
@@ -139,3 +143,25 @@ def test_caimira_zip_is_read_block_by_block_over_asgi(client, cookies, world):
 
     assert files(got.body) == files(sync_body(client.get(url)))
     assert b'"responses"' in files(got.body)["caimira/counts.json"]
+
+
+@pytest.mark.services
+@pytest.mark.slow
+@pytest.mark.skipif(not service_up("127.0.0.1", 5432), reason="PostgreSQL is not reachable at 127.0.0.1:5432")
+def test_export_threads_on_postgresql():
+    """test_exports_threads.py again on PostgreSQL, where `.iterator()` reads a server-side cursor."""
+    import psycopg
+
+    name = f"thinkalike_exports_{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{name}"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly",
+             "tests/research/test_exports_threads.py"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )
+    finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
+        with psycopg.connect("postgresql://root@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout and "skipped" not in result.stdout.splitlines()[-1]
