@@ -7,7 +7,9 @@ CSV cells that a spreadsheet would run as a formula (text starting with `=`, `+`
 return) get a leading single quote (`quizsite.core.csvsafe`); JSON lines and Parquet keep the exact text.
 
 The responses export keeps DATA.md's columns in order and appends the latest researcher override
-(`override_verdict`, `override_correct`, `override_by`, `override_at`); the original ruling is untouched.
+(`override_verdict`, `override_correct`, `override_by`, `override_at`; the original ruling is untouched),
+then `campaign` (the annotation campaign's slug, empty for every other row) and `practice` (true for an
+annotation practice answer, which only `include_practice` keeps). All of it comes from one query.
 """
 
 from __future__ import annotations
@@ -20,20 +22,31 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import BooleanField, Case, CharField, QuerySet, Value, When
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 
 from quizsite.agents.models import Agent
 from quizsite.core.csvsafe import csv_cell
 from quizsite.core.streaming import closing_iter
+from quizsite.items.models import Response
 
 from .models import FitAgent, FitItem, FitRun
-from .prepare import DataSpec, prepare, responses_selected, with_latest_override
+from .prepare import (
+    PRACTICE_BY_ROLE,
+    PRACTICE_FLAGGED,
+    DataSpec,
+    prepare,
+    responses_selected,
+    with_latest_override,
+)
 
 RESPONSE_COLUMNS = [
     "response_id", "created_at", "agent_id", "agent_kind", "agent_name", "item_id", "item_set", "item_kind",
     "tossup_id", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given", "choices", "verdict",
     "correct", "score", "points", "room", "source",
     "override_verdict", "override_correct", "override_by", "override_at",
+    "campaign", "practice",
 ]
 FORMATS = {"csv": ("text/csv; charset=utf-8", "csv"), "jsonl": ("application/x-ndjson", "jsonl"),
            "parquet": ("application/vnd.apache.parquet", "parquet")}
@@ -42,15 +55,29 @@ _FIELDS = [
     "item__kind", "item__data__orig_qid", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given",
     "choices", "verdict", "correct", "score", "points", "room", "source",
     "override_verdict", "override_correct", "override_by", "override_at",
+    "export_campaign", "export_practice",
 ]
 CHUNK = 2000
 PARQUET_ROW_GROUP = 10_000  # rows per Parquet row group: each group's bytes leave before the next is read
 
 
 def responses_queryset(spec: DataSpec | None = None) -> QuerySet:
-    """The rows of the responses export, in id order, as tuples in `_FIELDS` order."""
-    qs = responses_selected(spec or DataSpec())
-    return with_latest_override(qs).order_by("id").values_list(*_FIELDS)
+    """The rows of the responses export, in id order, as tuples in `_FIELDS` order.
+
+    Campaign and practice are read from each row's own meta in the same query (no join, no query per row):
+    an annotation answer carries its campaign's slug, which outlives the campaign's assignments, and
+    `practice` is exactly what `responses_selected` leaves out by default.
+    """
+    qs = with_latest_override(responses_selected(spec or DataSpec())).annotate(
+        export_campaign=Case(
+            When(source=Response.Source.ANNOTATION, then=Coalesce(KeyTextTransform("campaign", "meta"), Value(""))),
+            default=Value(""), output_field=CharField(),
+        ),
+        export_practice=Case(
+            When(PRACTICE_FLAGGED | PRACTICE_BY_ROLE, then=Value(True)), default=Value(False), output_field=BooleanField(),
+        ),
+    )
+    return qs.order_by("id").values_list(*_FIELDS)
 
 
 def response_rows(qs: QuerySet) -> Iterator[tuple]:
@@ -132,7 +159,7 @@ def _parquet_schema():
         "response_id": pa.int64(), "created_at": pa.timestamp("us", tz="UTC"), "clue_index": pa.int32(),
         "word_index": pa.int32(), "n_words": pa.int32(), "elapsed_ms": pa.int64(), "duration_ms": pa.int64(),
         "correct": pa.bool_(), "score": pa.float64(), "points": pa.int32(), "override_correct": pa.bool_(),
-        "override_at": pa.timestamp("us", tz="UTC"),
+        "override_at": pa.timestamp("us", tz="UTC"), "practice": pa.bool_(),
     }
     return pa.schema([(c, types.get(c, pa.string())) for c in RESPONSE_COLUMNS])
 

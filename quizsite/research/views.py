@@ -201,6 +201,7 @@ def _export_spec(request: HttpRequest) -> DataSpec:
         group_sizes=group_sizes_parse(g.get("group_sizes", "1,5,10,15")),
         groups_per_size=_groups_per_size(g.get("groups_per_size", "")),
         include_practice=g.get("include_practice") in ("1", "on", "true"),
+        campaigns=[c for c in g.getlist("campaign") if c],
     )
 
 
@@ -216,6 +217,7 @@ def _groups_per_size(text: str) -> int:
 def export_page(request: HttpRequest) -> HttpResponse:
     return render(request, "research/exports.html", {
         "item_sets": selectors.item_sets_with_counts(), "item_kinds": Item.Kind.choices, "agent_kinds": Agent.Kind.choices,
+        "campaigns": selectors.export_campaigns(),
         "runs": selectors.fit_runs().filter(status=FitRun.Status.SUCCEEDED)[:20],
     })
 
