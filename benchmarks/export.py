@@ -138,7 +138,8 @@ def naive_rows():  # type: ignore[no-untyped-def]
                      item.external_id, item.item_set.slug, item.kind, item.external_id if item.kind == "tossup" else item.data.get("orig_qid"),
                      r.clue_index, r.word_index, r.n_words, r.elapsed_ms, r.duration_ms, r.given, r.choices, r.verdict,
                      r.correct, r.score, r.points, r.room, r.source, r.override_verdict, r.override_correct, r.override_by,
-                     r.override_at))
+                     r.override_at, (r.meta.get("campaign") or "") if r.source == "annotation" else "",
+                     r.meta.get("practice") is True or (r.source == "annotation" and r.meta.get("role") == "training")))
     return rows
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from quizsite.agents.models import Agent
+from quizsite.core.streaming import closing_iter
 from quizsite.items.models import Item, Response
 
 DOWNLOAD_FIELDS = (
@@ -154,27 +155,28 @@ def own_responses(agent: Agent) -> Iterator[dict[str, Any]]:
         .order_by("id")
         .iterator(chunk_size=2000)
     )
-    for r in rows:
-        yield {
-            "response_id": r.pk,
-            "created_at": r.created_at.isoformat(),
-            "item_set": r.item.item_set.slug,
-            "item_id": r.item.external_id,
-            "item_kind": r.item.kind,
-            "category": r.item.category,
-            "source": r.source,
-            "given": r.given,
-            "verdict": r.verdict,
-            "correct": r.correct,
-            "score": r.score,
-            "points": r.points,
-            "word_index": r.word_index,
-            "clue_index": r.clue_index,
-            "n_words": r.n_words,
-            "elapsed_ms": r.elapsed_ms,
-            "duration_ms": r.duration_ms,
-            "room": r.room,
-        }
+    with closing_iter(rows) as source:  # a download cut short closes its cursor at once, on its own thread
+        for r in source:
+            yield {
+                "response_id": r.pk,
+                "created_at": r.created_at.isoformat(),
+                "item_set": r.item.item_set.slug,
+                "item_id": r.item.external_id,
+                "item_kind": r.item.kind,
+                "category": r.item.category,
+                "source": r.source,
+                "given": r.given,
+                "verdict": r.verdict,
+                "correct": r.correct,
+                "score": r.score,
+                "points": r.points,
+                "word_index": r.word_index,
+                "clue_index": r.clue_index,
+                "n_words": r.n_words,
+                "elapsed_ms": r.elapsed_ms,
+                "duration_ms": r.duration_ms,
+                "room": r.room,
+            }
 
 
 def agent_of(user: Any) -> Agent | None:

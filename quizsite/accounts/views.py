@@ -18,6 +18,7 @@ from rest_framework.authtoken.models import Token
 
 from quizsite.core.csvsafe import csv_cell
 from quizsite.core.roles import is_researcher, researcher_required
+from quizsite.core.streaming import closing_iter, streaming_response
 
 from . import selectors, services
 
@@ -54,8 +55,15 @@ class _Echo:
 def _csv_rows(rows: Iterator[dict]) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow(selectors.DOWNLOAD_FIELDS)
-    for row in rows:
-        yield writer.writerow([csv_cell(row[f]) for f in selectors.DOWNLOAD_FIELDS])
+    with closing_iter(rows) as source:
+        for row in source:
+            yield writer.writerow([csv_cell(row[f]) for f in selectors.DOWNLOAD_FIELDS])
+
+
+def _jsonl_rows(rows: Iterator[dict]) -> Iterator[str]:
+    with closing_iter(rows) as source:
+        for row in source:
+            yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
 @login_required
@@ -64,16 +72,15 @@ def download(request: HttpRequest, fmt: str) -> HttpResponse | StreamingHttpResp
     agent = selectors.agent_of(request.user)
     rows = selectors.own_responses(agent) if agent is not None else iter(())
     if fmt == "csv":
-        response = StreamingHttpResponse(_csv_rows(rows), content_type="text/csv; charset=utf-8")
+        chunks: Iterator[str] = _csv_rows(rows)
+        content_type = "text/csv; charset=utf-8"
     elif fmt == "jsonl":
-        response = StreamingHttpResponse(
-            (json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-            content_type="application/x-ndjson; charset=utf-8",
-        )
+        chunks = _jsonl_rows(rows)
+        content_type = "application/x-ndjson; charset=utf-8"
     else:
         return HttpResponse("format must be csv or jsonl", status=404, content_type="text/plain")
-    response["Content-Disposition"] = f'attachment; filename="my-responses.{fmt}"'
-    return response
+    # streams under ASGI too (quizsite.core.streaming), rows read in batches on the request's sync thread
+    return streaming_response(chunks, content_type=content_type, filename=f"my-responses.{fmt}")
 
 
 @researcher_required

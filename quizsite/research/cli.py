@@ -26,6 +26,8 @@ def add_data_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--include-practice", action="store_true",
                         help="keep annotation practice answers (left out by default)")
+    parser.add_argument("--campaign", default="",
+                        help="annotation campaign slugs, comma separated: their answers only (default: every response)")
 
 
 def data_spec(options: dict[str, Any]) -> DataSpec:
@@ -35,5 +37,5 @@ def data_spec(options: dict[str, Any]) -> DataSpec:
         agent_kinds=csv_list(options["agent_kinds"]), since=options["since"], until=options["until"],
         grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])],
         groups_per_size=options.get("groups_per_size", 5), seed=options["seed"],
-        include_practice=bool(options.get("include_practice")),
+        include_practice=bool(options.get("include_practice")), campaigns=csv_list(options.get("campaign") or ""),
     )

@@ -7,7 +7,9 @@ CSV cells that a spreadsheet would run as a formula (text starting with `=`, `+`
 return) get a leading single quote (`quizsite.core.csvsafe`); JSON lines and Parquet keep the exact text.
 
 The responses export keeps DATA.md's columns in order and appends the latest researcher override
-(`override_verdict`, `override_correct`, `override_by`, `override_at`); the original ruling is untouched.
+(`override_verdict`, `override_correct`, `override_by`, `override_at`; the original ruling is untouched),
+then `campaign` (the annotation campaign's slug, empty for every other row) and `practice` (true for an
+annotation practice answer, which only `include_practice` keeps). All of it comes from one query.
 """
 
 from __future__ import annotations
@@ -15,24 +17,36 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import BooleanField, Case, CharField, QuerySet, Value, When
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 
 from quizsite.agents.models import Agent
 from quizsite.core.csvsafe import csv_cell
+from quizsite.core.streaming import closing_iter
+from quizsite.items.models import Response
 
 from .models import FitAgent, FitItem, FitRun
-from .prepare import DataSpec, prepare, responses_selected, with_latest_override
+from .prepare import (
+    PRACTICE_BY_ROLE,
+    PRACTICE_FLAGGED,
+    DataSpec,
+    prepare,
+    responses_selected,
+    with_latest_override,
+)
 
 RESPONSE_COLUMNS = [
     "response_id", "created_at", "agent_id", "agent_kind", "agent_name", "item_id", "item_set", "item_kind",
     "tossup_id", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given", "choices", "verdict",
     "correct", "score", "points", "room", "source",
     "override_verdict", "override_correct", "override_by", "override_at",
+    "campaign", "practice",
 ]
 FORMATS = {"csv": ("text/csv; charset=utf-8", "csv"), "jsonl": ("application/x-ndjson", "jsonl"),
            "parquet": ("application/vnd.apache.parquet", "parquet")}
@@ -41,23 +55,39 @@ _FIELDS = [
     "item__kind", "item__data__orig_qid", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given",
     "choices", "verdict", "correct", "score", "points", "room", "source",
     "override_verdict", "override_correct", "override_by", "override_at",
+    "export_campaign", "export_practice",
 ]
 CHUNK = 2000
+PARQUET_ROW_GROUP = 10_000  # rows per Parquet row group: each group's bytes leave before the next is read
 
 
 def responses_queryset(spec: DataSpec | None = None) -> QuerySet:
-    """The rows of the responses export, in id order, as tuples in `_FIELDS` order."""
-    qs = responses_selected(spec or DataSpec())
-    return with_latest_override(qs).order_by("id").values_list(*_FIELDS)
+    """The rows of the responses export, in id order, as tuples in `_FIELDS` order.
+
+    Campaign and practice are read from each row's own meta in the same query (no join, no query per row):
+    an annotation answer carries its campaign's slug, which outlives the campaign's assignments, and
+    `practice` is exactly what `responses_selected` leaves out by default.
+    """
+    qs = with_latest_override(responses_selected(spec or DataSpec())).annotate(
+        export_campaign=Case(
+            When(source=Response.Source.ANNOTATION, then=Coalesce(KeyTextTransform("campaign", "meta"), Value(""))),
+            default=Value(""), output_field=CharField(),
+        ),
+        export_practice=Case(
+            When(PRACTICE_FLAGGED | PRACTICE_BY_ROLE, then=Value(True)), default=Value(False), output_field=BooleanField(),
+        ),
+    )
+    return qs.order_by("id").values_list(*_FIELDS)
 
 
 def response_rows(qs: QuerySet) -> Iterator[tuple]:
     """Export rows in RESPONSE_COLUMNS order: pseudonymous humans, tossup id for tossups and clue prefixes."""
-    for row in qs.iterator(chunk_size=CHUNK):
-        (rid, created, public_id, kind, name, ext_id, slug, item_kind, orig_qid, *rest) = row
-        agent_name = name if kind == Agent.Kind.AI else public_id
-        tossup_id = ext_id if item_kind == "tossup" else (orig_qid if orig_qid is not None else None)
-        yield (rid, created, public_id, kind, agent_name, ext_id, slug, item_kind, tossup_id, *rest)
+    with closing_iter(qs.iterator(chunk_size=CHUNK)) as rows:  # closed early: the cursor closes here and now
+        for row in rows:
+            (rid, created, public_id, kind, name, ext_id, slug, item_kind, orig_qid, *rest) = row
+            agent_name = name if kind == Agent.Kind.AI else public_id
+            tossup_id = ext_id if item_kind == "tossup" else (orig_qid if orig_qid is not None else None)
+            yield (rid, created, public_id, kind, agent_name, ext_id, slug, item_kind, tossup_id, *rest)
 
 
 def _text(value: Any) -> Any:
@@ -74,24 +104,26 @@ def stream_csv(rows: Iterable[tuple], columns: list[str] = RESPONSE_COLUMNS) -> 
     writer = csv.writer(buffer)
     writer.writerow(columns)
     n = 0
-    for row in rows:
-        writer.writerow(["" if v is None else csv_cell(_text(v)) for v in row])
-        n += 1
-        if n % CHUNK == 0:
-            yield buffer.getvalue().encode()
-            buffer.seek(0)
-            buffer.truncate()
+    with closing_iter(rows) as source:
+        for row in source:
+            writer.writerow(["" if v is None else csv_cell(_text(v)) for v in row])
+            n += 1
+            if n % CHUNK == 0:
+                yield buffer.getvalue().encode()
+                buffer.seek(0)
+                buffer.truncate()
     yield buffer.getvalue().encode()
 
 
 def stream_jsonl(rows: Iterable[tuple], columns: list[str] = RESPONSE_COLUMNS) -> Iterator[bytes]:
     parts: list[str] = []
-    for row in rows:
-        record = {c: (v.isoformat() if isinstance(v, datetime) else v) for c, v in zip(columns, row, strict=True)}
-        parts.append(json.dumps(record, ensure_ascii=False))
-        if len(parts) == CHUNK:
-            yield ("\n".join(parts) + "\n").encode()
-            parts = []
+    with closing_iter(rows) as source:
+        for row in source:
+            record = {c: (v.isoformat() if isinstance(v, datetime) else v) for c, v in zip(columns, row, strict=True)}
+            parts.append(json.dumps(record, ensure_ascii=False))
+            if len(parts) == CHUNK:
+                yield ("\n".join(parts) + "\n").encode()
+                parts = []
     if parts:
         yield ("\n".join(parts) + "\n").encode()
 
@@ -127,16 +159,17 @@ def _parquet_schema():
         "response_id": pa.int64(), "created_at": pa.timestamp("us", tz="UTC"), "clue_index": pa.int32(),
         "word_index": pa.int32(), "n_words": pa.int32(), "elapsed_ms": pa.int64(), "duration_ms": pa.int64(),
         "correct": pa.bool_(), "score": pa.float64(), "points": pa.int32(), "override_correct": pa.bool_(),
-        "override_at": pa.timestamp("us", tz="UTC"),
+        "override_at": pa.timestamp("us", tz="UTC"), "practice": pa.bool_(),
     }
     return pa.schema([(c, types.get(c, pa.string())) for c in RESPONSE_COLUMNS])
 
 
-def stream_parquet(rows: Iterable[tuple], row_group: int = 10_000) -> Iterator[bytes]:
+def stream_parquet(rows: Iterable[tuple], row_group: int | None = None) -> Iterator[bytes]:
     """Parquet written one row group at a time; each group's bytes leave before the next is read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    row_group = row_group or PARQUET_ROW_GROUP
     schema = _parquet_schema()
     text_columns = {i for i, f in enumerate(schema) if pa.types.is_string(f.type)}
     sink = _Sink()
@@ -151,12 +184,13 @@ def stream_parquet(rows: Iterable[tuple], row_group: int = 10_000) -> Iterator[b
         return sink.take()
 
     n = 0
-    for row in rows:
-        for i, value in enumerate(row):
-            columns[i].append(_text(value) if i in text_columns and value is not None else value)
-        n += 1
-        if n % row_group == 0:
-            yield flush()
+    with closing_iter(rows) as source:
+        for row in source:
+            for i, value in enumerate(row):
+                columns[i].append(_text(value) if i in text_columns and value is not None else value)
+            n += 1
+            if n % row_group == 0:
+                yield flush()
     if n % row_group or n == 0:
         yield flush()
     writer.close()
@@ -198,18 +232,23 @@ def caimira_export(*, spec: DataSpec, directory: Path) -> dict[str, Any]:
 
 
 def fit_agent_records(run: FitRun) -> Iterator[dict[str, Any]]:
-    for a in FitAgent.objects.filter(fit=run).order_by("key").iterator(chunk_size=CHUNK):
-        yield {"id": a.key, "kind": a.kind, "name": a.name, "n_responses": a.n_responses, "accuracy": a.accuracy,
-               "members": a.members, "skill": a.skill}
+    with closing_iter(FitAgent.objects.filter(fit=run).order_by("key").iterator(chunk_size=CHUNK)) as agents:
+        for a in agents:
+            yield {
+                "id": a.key, "kind": a.kind, "name": a.name, "n_responses": a.n_responses, "accuracy": a.accuracy,
+                "members": a.members, "skill": a.skill,
+            }
 
 
 def fit_item_records(run: FitRun) -> Iterator[dict[str, Any]]:
     qs = FitItem.objects.filter(fit=run).select_related("item", "item__item_set").order_by("key")
-    for fi in qs.iterator(chunk_size=CHUNK):
-        item = fi.item
-        yield {"id": fi.key, "item_set": item.item_set.slug if item else None, "item_id": item.external_id if item else None,
-               "clue": fi.clue, "n_responses": fi.n_responses, "accuracy": fi.accuracy, "cluster": fi.cluster,
-               "relevance": fi.relevance, "difficulty": fi.difficulty, "effective_difficulty": fi.effective_difficulty}
+    with closing_iter(qs.iterator(chunk_size=CHUNK)) as fit_items:
+        for fi in fit_items:
+            item = fi.item
+            yield {"id": fi.key, "item_set": item.item_set.slug if item else None,
+                   "item_id": item.external_id if item else None, "clue": fi.clue, "n_responses": fi.n_responses,
+                   "accuracy": fi.accuracy, "cluster": fi.cluster, "relevance": fi.relevance, "difficulty": fi.difficulty,
+                   "effective_difficulty": fi.effective_difficulty}
 
 
 _VECTORS = {"agents": ("skill",), "items": ("relevance", "difficulty", "effective_difficulty")}
@@ -223,7 +262,7 @@ def stream_fit(run: FitRun, what: str, fmt: str) -> Iterator[bytes]:
         raise ValueError("fit parameters export as csv or jsonl")
     records = fit_agent_records(run) if what == "agents" else fit_item_records(run)
     if fmt == "jsonl":
-        return (json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+        return _jsonl_records(records)
     m, vectors = run.dims, _VECTORS[what]
     first = ["id", "kind", "name", "n_responses", "accuracy", "members"] if what == "agents" else \
         ["id", "item_set", "item_id", "clue", "n_responses", "accuracy", "cluster"]
@@ -233,7 +272,18 @@ def stream_fit(run: FitRun, what: str, fmt: str) -> Iterator[bytes]:
         scalars = [" ".join(r[c]) if c == "members" else r[c] for c in first]
         return (*scalars, *(x for v in vectors for x in (list(r[v]) + [None] * (m - len(r[v])))))
 
-    return stream_csv((flat(r) for r in records), columns)
+    return stream_csv(_each(flat, records), columns)
+
+
+def _each(fn: Callable[[dict[str, Any]], Any], records: Iterator[dict[str, Any]]) -> Iterator[Any]:
+    """`map`, but closing it closes `records` (and their cursor) at once: see `closing_iter`."""
+    with closing_iter(records) as source:
+        for r in source:
+            yield fn(r)
+
+
+def _jsonl_records(records: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    return _each(lambda r: json.dumps(r, ensure_ascii=False).encode() + b"\n", records)
 
 
 # --- analysis figures (analyses.py) ----------------------------------------------------------------------

@@ -74,6 +74,7 @@ class DataSpec:
     groups_per_size: int = 5  # grouping "paper" only
     seed: int = 0
     include_practice: bool = False  # annotation practice answers (Response.meta "practice") are left out by default
+    campaigns: list[str] = field(default_factory=list)  # annotation campaign slugs; empty: every response
 
     def __post_init__(self) -> None:
         if self.grouping not in GROUPINGS:
@@ -213,15 +214,21 @@ def item_queries(item: Item) -> list[dict[str, Any]]:
     return [query]
 
 
+# has_key first: a key lookup on a row without the key is NULL, and NOT NULL would drop the row too.
+# Practice answers carry meta.practice; those written before that flag only their role, "training".
+PRACTICE_FLAGGED = Q(meta__has_key="practice") & Q(meta__practice=True)
+PRACTICE_BY_ROLE = Q(source=Response.Source.ANNOTATION) & Q(meta__has_key="role") & Q(meta__role="training")
+
+
 def responses_selected(spec: DataSpec) -> QuerySet[Response]:
     """Rows a fit or an export reads. Annotation practice answers are left out unless asked for: they were
-    given with feedback on screen, so they measure the tutorial, not the annotator."""
+    given with feedback on screen, so they measure the tutorial, not the annotator. A campaign filter keeps
+    the annotation answers of those campaigns only (the slug each answer carries in its meta)."""
     qs = Response.objects.all()
     if not spec.include_practice:
-        # has_key first: a key lookup on a row without the key is NULL, and NOT NULL would drop the row too
-        qs = qs.exclude(Q(meta__has_key="practice") & Q(meta__practice=True)).exclude(
-            Q(source=Response.Source.ANNOTATION) & Q(meta__has_key="role") & Q(meta__role="training")
-        )
+        qs = qs.exclude(PRACTICE_FLAGGED).exclude(PRACTICE_BY_ROLE)
+    if spec.campaigns:
+        qs = qs.filter(source=Response.Source.ANNOTATION, meta__campaign__in=spec.campaigns)
     if spec.item_sets:
         qs = qs.filter(item__item_set__slug__in=spec.item_sets)
     if spec.item_kinds:

@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet
 
 import irt
 from quizsite.agents.models import Agent
+from quizsite.annotate.models import Campaign
 from quizsite.items.models import Item, ItemSet, RulingReport
 
 from .artifacts import fit_data_load, fit_result_load
@@ -179,3 +180,8 @@ def reports_recent(limit: int = 30) -> QuerySet[RulingReport]:
 
 def item_sets_with_counts() -> QuerySet[ItemSet]:
     return ItemSet.objects.annotate(n_items=Count("items", distinct=True)).order_by("slug")
+
+
+def export_campaigns() -> QuerySet[Campaign]:
+    """The annotation campaigns the export page offers as a filter (its answers carry the slug)."""
+    return Campaign.objects.select_related("item_set").order_by("slug")

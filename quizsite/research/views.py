@@ -9,13 +9,14 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST
 
 from quizsite.agents.models import Agent
 from quizsite.core.roles import researcher_required
+from quizsite.core.streaming import ThreadedFileResponse, streaming_response
 from quizsite.items.models import Item, RulingReport
 
 from . import analyses, exports, plots, selectors, services
@@ -200,6 +201,7 @@ def _export_spec(request: HttpRequest) -> DataSpec:
         group_sizes=group_sizes_parse(g.get("group_sizes", "1,5,10,15")),
         groups_per_size=_groups_per_size(g.get("groups_per_size", "")),
         include_practice=g.get("include_practice") in ("1", "on", "true"),
+        campaigns=[c for c in g.getlist("campaign") if c],
     )
 
 
@@ -215,6 +217,7 @@ def _groups_per_size(text: str) -> int:
 def export_page(request: HttpRequest) -> HttpResponse:
     return render(request, "research/exports.html", {
         "item_sets": selectors.item_sets_with_counts(), "item_kinds": Item.Kind.choices, "agent_kinds": Agent.Kind.choices,
+        "campaigns": selectors.export_campaigns(),
         "runs": selectors.fit_runs().filter(status=FitRun.Status.SUCCEEDED)[:20],
     })
 
@@ -228,13 +231,11 @@ def export_responses(request: HttpRequest, fmt: str) -> HttpResponse | Streaming
     except ValueError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     content_type, ext = exports.FORMATS[fmt]
-    response = StreamingHttpResponse(exports.stream_responses(fmt, spec), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="responses.{ext}"'
-    return response
+    return streaming_response(exports.stream_responses(fmt, spec), content_type=content_type, filename=f"responses.{ext}")
 
 
 @researcher_required
-def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
+def export_caimira(request: HttpRequest) -> HttpResponse | ThreadedFileResponse:
     """The caimira folder as a zip (built in a temporary file: it is the prepared data, not the raw table)."""
     try:
         spec = _export_spec(request)
@@ -248,7 +249,7 @@ def export_caimira(request: HttpRequest) -> HttpResponse | FileResponse:
             for path in sorted(folder.iterdir()):
                 zf.write(path, f"caimira/{path.name}")
     archive.seek(0)
-    return FileResponse(archive, as_attachment=True, filename="caimira.zip")
+    return ThreadedFileResponse(archive, as_attachment=True, filename="caimira.zip")  # read block by block under ASGI too
 
 
 @researcher_required
@@ -259,14 +260,12 @@ def export_fit(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingH
             chunks = exports.figure_export(run, what, fmt)
         except ValueError:
             raise Http404("nothing to export") from None
-        response = StreamingHttpResponse(chunks, content_type="application/json" if fmt == "json" else exports.FORMATS["csv"][0])
-        response["Content-Disposition"] = f'attachment; filename="fit-{run.pk}-{what}.{fmt}"'
-        return response
+        return streaming_response(chunks, content_type="application/json" if fmt == "json" else exports.FORMATS["csv"][0],
+                                  filename=f"fit-{run.pk}-{what}.{fmt}")
     if run.status != FitRun.Status.SUCCEEDED or what not in ("agents", "items") or fmt not in ("csv", "jsonl"):
         raise Http404("nothing to export")
-    response = StreamingHttpResponse(exports.stream_fit(run, what, fmt), content_type=exports.FORMATS[fmt][0])
-    response["Content-Disposition"] = f'attachment; filename="fit-{run.pk}-{what}.{fmt}"'
-    return response
+    return streaming_response(exports.stream_fit(run, what, fmt), content_type=exports.FORMATS[fmt][0],
+                              filename=f"fit-{run.pk}-{what}.{fmt}")
 
 
 @researcher_required
@@ -279,9 +278,7 @@ def romqa(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         return JsonResponse({"item_sets": sets, "agents": rows})
     if fmt == "csv":
         columns = ["agent", "kind", "group", "n_answers", "n_clusters", "f1", "accuracy", "robust_f1", "robust_accuracy"]
-        response = StreamingHttpResponse(exports.stream_csv((tuple(r[c] for c in columns) for r in rows), columns),
-                                         content_type=exports.FORMATS["csv"][0])
-        response["Content-Disposition"] = 'attachment; filename="romqa.csv"'
-        return response
+        return streaming_response(exports.stream_csv((tuple(r[c] for c in columns) for r in rows), columns),
+                                  content_type=exports.FORMATS["csv"][0], filename="romqa.csv")
     romqa_sets = selectors.item_sets_with_counts().filter(items__kind=Item.Kind.ROMQA).distinct()
     return render(request, "research/romqa.html", {"rows": rows, "item_sets": romqa_sets, "chosen": sets})

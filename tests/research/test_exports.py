@@ -28,6 +28,7 @@ DATA_MD_COLUMNS = [
     "points", "room", "source",
 ]
 OVERRIDE_COLUMNS = ["override_verdict", "override_correct", "override_by", "override_at"]
+CAMPAIGN_COLUMNS = ["campaign", "practice"]  # after the override, at the end: DATA.md's columns keep their places
 
 
 def body(response) -> bytes:  # type: ignore[no-untyped-def]
@@ -45,7 +46,7 @@ def overridden(world, staff):
 def test_responses_csv_columns_overrides_and_pseudonyms(world, overridden):
     text = b"".join(exports.stream_responses("csv")).decode()
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0] == DATA_MD_COLUMNS + OVERRIDE_COLUMNS
+    assert rows[0] == DATA_MD_COLUMNS + OVERRIDE_COLUMNS + CAMPAIGN_COLUMNS
     assert len(rows) - 1 == Response.objects.count()
     by_id = {int(r[0]): dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
     row = by_id[overridden.pk]
@@ -59,9 +60,9 @@ def test_responses_csv_columns_overrides_and_pseudonyms(world, overridden):
 
 def test_responses_jsonl_and_parquet_agree(world, overridden):
     lines = [json.loads(x) for x in b"".join(exports.stream_responses("jsonl")).decode().splitlines()]
-    assert list(lines[0]) == DATA_MD_COLUMNS + OVERRIDE_COLUMNS
+    assert list(lines[0]) == DATA_MD_COLUMNS + OVERRIDE_COLUMNS + CAMPAIGN_COLUMNS
     table = pq.read_table(io.BytesIO(b"".join(exports.stream_parquet(exports.response_rows(exports.responses_queryset()), row_group=7))))
-    assert table.schema.names == DATA_MD_COLUMNS + OVERRIDE_COLUMNS
+    assert table.schema.names == DATA_MD_COLUMNS + OVERRIDE_COLUMNS + CAMPAIGN_COLUMNS
     assert table.num_rows == len(lines) == Response.objects.count()
     assert table.column("response_id").to_pylist() == [r["response_id"] for r in lines]
     assert table.column("correct").to_pylist() == [r["correct"] for r in lines]
@@ -71,7 +72,7 @@ def test_responses_jsonl_and_parquet_agree(world, overridden):
 
 def test_parquet_of_nothing_is_a_valid_empty_file(db):
     table = pq.read_table(io.BytesIO(b"".join(exports.stream_responses("parquet"))))
-    assert table.num_rows == 0 and table.schema.names[-1] == "override_at"
+    assert table.num_rows == 0 and table.schema.names[-2:] == CAMPAIGN_COLUMNS
 
 
 def test_filters(world):
