@@ -22,24 +22,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db.models import BooleanField, Case, CharField, QuerySet, Value, When
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 
 from quizsite.agents.models import Agent
 from quizsite.core.csvsafe import csv_cell
 from quizsite.core.streaming import closing_iter
-from quizsite.items.models import Response
 
 from .models import FitAgent, FitItem, FitRun
-from .prepare import (
-    PRACTICE_BY_ROLE,
-    PRACTICE_FLAGGED,
-    DataSpec,
-    prepare,
-    responses_selected,
-    with_latest_override,
-)
+from .prepare import DataSpec, prepare, responses_selected, with_campaign_and_practice, with_latest_override
 
 RESPONSE_COLUMNS = [
     "response_id", "created_at", "agent_id", "agent_kind", "agent_name", "item_id", "item_set", "item_kind",
@@ -55,7 +45,7 @@ _FIELDS = [
     "item__kind", "item__data__orig_qid", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given",
     "choices", "verdict", "correct", "score", "points", "room", "source",
     "override_verdict", "override_correct", "override_by", "override_at",
-    "export_campaign", "export_practice",
+    "campaign", "practice",
 ]
 CHUNK = 2000
 PARQUET_ROW_GROUP = 10_000  # rows per Parquet row group: each group's bytes leave before the next is read
@@ -64,19 +54,10 @@ PARQUET_ROW_GROUP = 10_000  # rows per Parquet row group: each group's bytes lea
 def responses_queryset(spec: DataSpec | None = None) -> QuerySet:
     """The rows of the responses export, in id order, as tuples in `_FIELDS` order.
 
-    Campaign and practice are read from each row's own meta in the same query (no join, no query per row):
-    an annotation answer carries its campaign's slug, which outlives the campaign's assignments, and
-    `practice` is exactly what `responses_selected` leaves out by default.
+    Campaign and practice come from `prepare.with_campaign_and_practice`, in the same query (the API's
+    responses read the same definition).
     """
-    qs = with_latest_override(responses_selected(spec or DataSpec())).annotate(
-        export_campaign=Case(
-            When(source=Response.Source.ANNOTATION, then=Coalesce(KeyTextTransform("campaign", "meta"), Value(""))),
-            default=Value(""), output_field=CharField(),
-        ),
-        export_practice=Case(
-            When(PRACTICE_FLAGGED | PRACTICE_BY_ROLE, then=Value(True)), default=Value(False), output_field=BooleanField(),
-        ),
-    )
+    qs = with_campaign_and_practice(with_latest_override(responses_selected(spec or DataSpec())))
     return qs.order_by("id").values_list(*_FIELDS)
 
 

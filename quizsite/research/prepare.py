@@ -41,7 +41,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Case, CharField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 from django.utils.dateparse import parse_date, parse_datetime
 
 import irt
@@ -257,6 +259,31 @@ def with_latest_override(qs: QuerySet[Response]) -> QuerySet[WithAnnotations[Res
         override_correct=Subquery(latest.values("correct")[:1]),
         override_by=Subquery(latest.values("by__username")[:1]),
         override_at=Subquery(latest.values("at")[:1]),
+    )
+
+
+class CampaignPractice(TypedDict):
+    campaign: str
+    practice: bool
+
+
+def with_campaign_and_practice(qs: QuerySet[Response]) -> QuerySet[WithAnnotations[Response, CampaignPractice]]:
+    """Annotate `campaign` (the annotation campaign's slug, "" for every row that is not an annotation
+    answer, even one whose meta happens to name a campaign) and `practice` (exactly the rows that
+    `responses_selected` leaves out unless `include_practice`).
+
+    One definition for the responses export and the API, so their columns cannot drift apart. Both are read
+    from each row's own meta in the same query (no join, no query per row): the slug an answer carries
+    outlives its campaign's assignments.
+    """
+    return qs.annotate(
+        campaign=Case(
+            When(source=Response.Source.ANNOTATION, then=Coalesce(KeyTextTransform("campaign", "meta"), Value(""))),
+            default=Value(""), output_field=CharField(),
+        ),
+        practice=Case(
+            When(PRACTICE_FLAGGED | PRACTICE_BY_ROLE, then=Value(True)), default=Value(False), output_field=BooleanField(),
+        ),
     )
 
 
