@@ -26,7 +26,7 @@ from quizsite.items.models import Item, Response
 
 from . import analyses, services
 from .models import FitAgent, FitItem, FitRun
-from .prepare import DataSpec, responses_selected, with_latest_override
+from .prepare import DataSpec, responses_selected, with_campaign_and_practice, with_latest_override
 
 
 class IsResearcher(permissions.BasePermission):
@@ -55,7 +55,8 @@ class ById(CursorPagination):
 
 
 class ResponseSerializer(serializers.ModelSerializer):
-    """The columns of the `responses` export (DATA.md), with the latest override appended."""
+    """The columns of the `responses` export (DATA.md), with the latest override, then campaign and practice
+    appended, as the export appends them (the same annotations: `prepare.with_campaign_and_practice`)."""
 
     response_id = serializers.IntegerField(source="id")
     agent_id = serializers.CharField(source="agent.public_id")
@@ -69,6 +70,8 @@ class ResponseSerializer(serializers.ModelSerializer):
     override_correct = serializers.BooleanField(allow_null=True, read_only=True)
     override_by = serializers.CharField(allow_null=True, read_only=True)
     override_at = serializers.DateTimeField(allow_null=True, read_only=True)
+    campaign = serializers.CharField(read_only=True, help_text="annotation campaign slug; empty for other rows")
+    practice = serializers.BooleanField(read_only=True, help_text="an annotation practice answer (only with include_practice)")
 
     class Meta:
         model = Response
@@ -77,6 +80,7 @@ class ResponseSerializer(serializers.ModelSerializer):
             "tossup_id", "clue_index", "word_index", "n_words", "elapsed_ms", "duration_ms", "given", "choices", "verdict",
             "correct", "score", "points", "room", "source",
             "override_verdict", "override_correct", "override_by", "override_at",
+            "campaign", "practice",
         ]
 
     @extend_schema_field(OpenApiTypes.STR)
@@ -166,8 +170,15 @@ class ResearchViewSet(viewsets.ReadOnlyModelViewSet):
     OpenApiParameter("since", str, description="ISO date or datetime, inclusive"),
     OpenApiParameter("until", str, description="ISO date or datetime, exclusive"),
     OpenApiParameter("agent", str, description="agent public id"), OpenApiParameter("source", str),
+    _LIST("campaign", "annotation campaign slug(s): only those campaigns' annotation answers"),
+    OpenApiParameter("include_practice", bool,
+                     description="keep annotation practice answers (1, on or true; left out by default)"),
 ]))
 class ResponseViewSet(ResearchViewSet):
+    """The rows of the responses export, selected the same way (`responses_selected`): practice answers are
+    left out unless include_practice is given, and campaign keeps those campaigns' answers only. One query
+    per page, however many rows it holds."""
+
     serializer_class = ResponseSerializer
     pagination_class = ById
 
@@ -176,7 +187,9 @@ class ResponseViewSet(ResearchViewSet):
         try:
             spec = DataSpec(item_sets=q.getlist("item_set"), item_kinds=q.getlist("item_kind"),
                             agent_kinds=q.getlist("agent_kind") or [k.value for k in Agent.Kind],
-                            since=q.get("since", ""), until=q.get("until", ""))
+                            since=q.get("since", ""), until=q.get("until", ""),
+                            include_practice=q.get("include_practice") in ("1", "on", "true"),  # as the HTTP export
+                            campaigns=[c for c in q.getlist("campaign") if c])
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         qs = responses_selected(spec).select_related("agent", "item", "item__item_set")
@@ -184,7 +197,7 @@ class ResponseViewSet(ResearchViewSet):
             qs = qs.filter(agent__public_id=q["agent"])
         if q.get("source"):
             qs = qs.filter(source=q["source"])
-        return with_latest_override(qs)
+        return with_campaign_and_practice(with_latest_override(qs))
 
 
 @extend_schema_view(list=extend_schema(parameters=[
