@@ -10,6 +10,7 @@ import irt
 from quizsite.agents.models import Agent
 from quizsite.items.models import Item, ItemSet
 
+from . import selectors
 from .embedding import EMBEDDER_CHOICES
 from .fits import MODELS, FitSpec
 from .prepare import GROUPING_CHOICES, DataSpec
@@ -34,6 +35,9 @@ class FitForm(forms.Form):
                                            widget=forms.CheckboxSelectMultiple)
     agent_kinds = forms.MultipleChoiceField(choices=Agent.Kind.choices, initial=[k.value for k in Agent.Kind],
                                             widget=forms.CheckboxSelectMultiple)
+    campaigns = forms.MultipleChoiceField(
+        required=False, label="Annotation campaigns", widget=forms.SelectMultiple(attrs={"size": 4}),
+        help_text="None selected: every response; any selected: those campaigns' answers only.")
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="inclusive")
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="exclusive")
     grouping = forms.ChoiceField(choices=GROUPING_CHOICES, initial="individual")
@@ -56,6 +60,11 @@ class FitForm(forms.Form):
         item_sets = self.fields["item_sets"]
         assert isinstance(item_sets, forms.MultipleChoiceField)  # declared above; self.fields is a deep copy of it
         item_sets.choices = [(s.slug, f"{s.slug} ({s.name})") for s in ItemSet.objects.order_by("slug")]
+        campaigns = self.fields["campaigns"]
+        assert isinstance(campaigns, forms.MultipleChoiceField)
+        # the export page's list (same selector, same labels): `fit_caimira --campaign` from the browser
+        campaigns.choices = [(c.slug, f"{c.slug} ({c.get_task_display()}, {c.item_set.slug})")
+                             for c in selectors.export_campaigns()]
 
     def clean_group_sizes(self) -> list[int]:
         try:
@@ -76,6 +85,7 @@ class FitForm(forms.Form):
                     until=data["until"].isoformat() if data.get("until") else "",
                     grouping=data["grouping"], group_sizes=data["group_sizes"],
                     groups_per_size=data.get("groups_per_size") or 5, seed=data["seed"],
+                    campaigns=data["campaigns"],
                 ),
                 model=data["model"], dims=data["dims"], embedder=data["embedder"].strip(), template=data["template"],
                 max_epochs=data.get("max_epochs"), val_fraction=data["val_fraction"], seed=data["seed"],
@@ -93,7 +103,7 @@ class FitForm(forms.Form):
         return {
             "item_sets": d.item_sets, "item_kinds": d.item_kinds, "agent_kinds": d.agent_kinds, "since": d.since[:10] or None,
             "until": d.until[:10] or None, "grouping": d.grouping, "group_sizes": ",".join(map(str, d.group_sizes)),
-            "groups_per_size": d.groups_per_size,
+            "groups_per_size": d.groups_per_size, "campaigns": d.campaigns,
             "model": spec.model, "dims": spec.dims, "embedder": spec.embedder, "template": spec.template,
             "max_epochs": spec.max_epochs, "val_fraction": spec.val_fraction, "seed": spec.seed, "n_clusters": spec.n_clusters,
         }
