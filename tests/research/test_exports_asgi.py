@@ -150,7 +150,8 @@ def test_caimira_zip_is_read_block_by_block_over_asgi(client, cookies, world):
 @pytest.mark.skipif(not service_up("127.0.0.1", 5432), reason="PostgreSQL is not reachable at 127.0.0.1:5432")
 def test_export_threads_and_campaigns_on_postgresql():
     """test_exports_threads.py again on PostgreSQL, where `.iterator()` reads a server-side cursor, and the
-    campaign/practice columns and filter (JSON key lookups, which each database spells its own way)."""
+    campaign/practice columns and filter (JSON key lookups, which each database spells its own way), in the
+    export and in the API's responses."""
     import psycopg
 
     name = f"thinkalike_exports_{os.getpid()}"
@@ -158,7 +159,8 @@ def test_export_threads_and_campaigns_on_postgresql():
     try:
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly",
-             "tests/research/test_exports_threads.py", "tests/annotate/test_export_campaigns.py"],
+             "tests/research/test_exports_threads.py", "tests/annotate/test_export_campaigns.py",
+             "tests/annotate/test_api_campaigns.py"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
         )
     finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
