@@ -137,7 +137,7 @@ def test_the_lock_out_page_has_the_site_layout_the_wait_and_a_reset_link(client,
     assert wait(page).startswith("You can sign in again 15 minutes after the last wrong password")
     with override_settings(AXES_COOLOFF_TIME=timedelta(minutes=90)):
         again = sign_in(client, "ada")
-    assert again.status_code == 429 and wait(again.content.decode()).startswith("You can sign in again 1 hour 30 minutes after")
+    assert again.status_code == 429 and wait(again.content.decode()).startswith("You can sign in again 1 hour, 30 minutes after")
     assert signed_in_as(client) is None
     reset = client.get("/accounts/password/reset/")
     assert reset.status_code == 200  # the link leads somewhere that works during the lock
