@@ -38,6 +38,8 @@ class FitForm(forms.Form):
     campaigns = forms.MultipleChoiceField(
         required=False, label="Annotation campaigns", widget=forms.SelectMultiple(attrs={"size": 4}),
         help_text="None selected: every response; any selected: those campaigns' answers only.")
+    include_practice = forms.BooleanField(required=False, label="Annotation practice answers",
+                                          help_text="ticked: fitted too (unticked, as by default: left out)")
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="inclusive")
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="exclusive")
     grouping = forms.ChoiceField(choices=GROUPING_CHOICES, initial="individual")
@@ -85,7 +87,7 @@ class FitForm(forms.Form):
                     until=data["until"].isoformat() if data.get("until") else "",
                     grouping=data["grouping"], group_sizes=data["group_sizes"],
                     groups_per_size=data.get("groups_per_size") or 5, seed=data["seed"],
-                    campaigns=data["campaigns"],
+                    campaigns=data["campaigns"], include_practice=data["include_practice"],
                 ),
                 model=data["model"], dims=data["dims"], embedder=data["embedder"].strip(), template=data["template"],
                 max_epochs=data.get("max_epochs"), val_fraction=data["val_fraction"], seed=data["seed"],
@@ -103,7 +105,7 @@ class FitForm(forms.Form):
         return {
             "item_sets": d.item_sets, "item_kinds": d.item_kinds, "agent_kinds": d.agent_kinds, "since": d.since[:10] or None,
             "until": d.until[:10] or None, "grouping": d.grouping, "group_sizes": ",".join(map(str, d.group_sizes)),
-            "groups_per_size": d.groups_per_size, "campaigns": d.campaigns,
+            "groups_per_size": d.groups_per_size, "campaigns": d.campaigns, "include_practice": d.include_practice,
             "model": spec.model, "dims": spec.dims, "embedder": spec.embedder, "template": spec.template,
             "max_epochs": spec.max_epochs, "val_fraction": spec.val_fraction, "seed": spec.seed, "n_clusters": spec.n_clusters,
         }

@@ -1,8 +1,10 @@
 """The New-fit form fits the answers of chosen annotation campaigns only, as `fit_caimira --campaign` does:
 a researcher picks campaigns on the form, the run keeps them in its data spec, and the data the fit
-prepares holds only those campaigns' answers (practice left out, as always on the form)."""
+prepares holds only those campaigns' answers (practice left out unless its box is ticked)."""
 
 from __future__ import annotations
+
+import re
 
 from django.urls import reverse
 
@@ -52,6 +54,19 @@ def test_repeat_a_run_keeps_its_campaigns(admin_client, answers):  # noqa: F811
     run = start(admin_client, "c2 only", campaigns=["c2"])
     html = admin_client.get(reverse("research:fit_new") + f"?from={run.pk}").content.decode()
     assert '<option value="c2" selected>' in html and '<option value="c1" selected>' not in html
+
+
+def test_practice_answers_are_fitted_when_the_box_is_ticked(admin_client, answers):  # noqa: F811
+    unticked = DataSpec.from_dict(start(admin_client, "without", campaigns=["c1"]).settings["data"])
+    assert not unticked.include_practice and prepare(unticked).counts["source_responses"] == 1
+    run = start(admin_client, "with practice", campaigns=["c1"], include_practice="on")
+    spec = DataSpec.from_dict(run.settings["data"])
+    # c1's real answer, its practice answer and the old one known by its role only (as --include-practice)
+    assert spec.include_practice and prepare(spec).counts["source_responses"] == 3
+    page = admin_client.get(reverse("research:fit_detail", args=[run.pk])).content.decode()
+    assert "<th>Practice answers</th><td>included</td>" in page
+    again = admin_client.get(reverse("research:fit_new") + f"?from={run.pk}").content.decode()
+    assert re.search(r'<input type="checkbox" name="include_practice"[^>]* checked', again)
 
 
 def test_unknown_campaign_is_refused(admin_client, answers):  # noqa: F811
