@@ -5,6 +5,7 @@
     python benchmarks/ws_load.py --profile services --procs 2 4 --cases 1x500
     python benchmarks/ws_load.py --sweep 100 200 400 800 --cases 1xN   # players at the latency bound
     python benchmarks/ws_load.py --joins-only --rounds 3             # the joins alone, and the server's CPU for them
+    python benchmarks/ws_load.py --joins-only --minimal-roster      # the same, the minimal hello carrying the roster
     python benchmarks/ws_load.py --churn 100 --cases 1x500           # players joining and leaving while a room reads
 
 Prints a table (ms; ratios = project / minimal) and saves a plot of latency percentiles against players
@@ -92,6 +93,8 @@ def main() -> None:
     ap.add_argument("--joins-only", action="store_true",
                     help="time only the joins of each case (no tossup), --rounds times, minimal and project alternating")
     ap.add_argument("--rounds", type=int, default=1, help="with --joins-only: rounds per case")
+    ap.add_argument("--minimal-roster", action="store_true",
+                    help="the minimal server's hello lists the room's players, as PROTOCOL.md's hello asks")
     ap.add_argument("--churn", type=float, default=0,
                     help="players a second who join a side room and leave again while the rooms read")
     args = ap.parse_args()
@@ -155,7 +158,7 @@ def client_runner(loop: str) -> Callable[..., Any]:
 
 def project_servers(args: argparse.Namespace) -> Iterator[tuple[str, int, MinimalServer, ProjectServer]]:
     """The minimal server for the whole run, and each project configuration in turn, closed after it."""
-    minimal = MinimalServer()
+    minimal = MinimalServer(roster=args.minimal_roster)
     try:
         for name, procs in [(s, p) for p in args.procs for s in args.servers]:
             server = ProjectServer(profile=args.profile, procs=procs, server=name)

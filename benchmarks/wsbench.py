@@ -61,8 +61,12 @@ def now_ms() -> float:
 # --- the minimal server ------------------------------------------------------------------------------
 
 
-async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
-    """Run the baseline server forever: join, next, buzz, answer; words on the clock, broadcast once."""
+async def minimal_serve(port: int, tossups: list[dict[str, Any]], roster: bool = False) -> None:
+    """Run the baseline server forever: join, next, buzz, answer; words on the clock, broadcast once.
+
+    Its hello's player list is empty unless `roster`: then it lists the room's players as PROTOCOL.md's
+    `hello.state.players` asks (id, name, score, online), the one part of a join the protocol requires that
+    the bare baseline leaves out (`ws_load.py --minimal-roster`)."""
     from urllib.parse import parse_qsl, urlsplit
 
     import websockets
@@ -112,7 +116,9 @@ async def minimal_serve(port: int, tossups: list[dict[str, Any]]) -> None:
                     room["next_id"] += 1
                     room["clients"].add(ws)
                     room.setdefault("scores", {})[me] = {"id": me, "name": msg.get("name", ""), "score": 0}
-                    await ws.send(json.dumps({"type": "hello", "player_id": me, "room": slug, "state": {"players": []}}))
+                    players = [{**p, "online": True} for p in room["scores"].values()] if roster else []
+                    await ws.send(json.dumps({"type": "hello", "player_id": me, "room": slug,
+                                              "state": {"players": players}}))
                 elif kind == "next" and room["qid"] is None:
                     tossup = tossups[room["n"] % len(tossups)]
                     room["n"] += 1
@@ -226,10 +232,10 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 class MinimalServer:
-    def __init__(self) -> None:
+    def __init__(self, roster: bool = False) -> None:
         self.port = free_port()
         code = ("import asyncio, contextlib, benchmarks.wsbench as b\nwith contextlib.suppress(KeyboardInterrupt): "
-                f"asyncio.run(b.minimal_serve({self.port}, b.bench_tossups()))")
+                f"asyncio.run(b.minimal_serve({self.port}, b.bench_tossups(), roster={roster}))")
         self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, start_new_session=True)
         _wait_port(self.port, self.proc)
         self.ports = [self.port]
