@@ -23,7 +23,6 @@ from quizsite.agents.models import Agent
 from quizsite.items.models import Item, Response, RulingReport
 from quizsite.items.tossups import TossupText, sentence_end_flags
 from quizsite.judge import JUDGE_VERSION, Ruling, judge
-from quizsite.research.adaptive import adaptive_meta, adaptive_pick_for_room
 
 from . import clock
 from .bot_catalog import bots_setting_apply, bots_setting_clean, bots_setting_shape
@@ -40,6 +39,7 @@ from .messages import (
 )
 from .models import ChatMessage, Player, Room, TossupReading
 from .names import BadName, name_clean, name_key, name_unique_among
+from .picking import adaptive_meta, adaptive_pick
 from .room_options import OPTION_KEYS, BadOption, option_clean, options_check, tossups_filtered
 from .roster import roster_of
 from .work import Work, step
@@ -349,7 +349,7 @@ def _pick_item(work: Work, room: Room, present: list[int]) -> Item:
         agents = list(Agent.objects.filter(players__room=room, players__pk__in=present).distinct())
         if not agents:
             agents = list(Agent.objects.filter(players__room=room).distinct())
-        picked = adaptive_pick_for_room(room_slug=room.slug, present=agents, candidate_ids=unread)
+        picked = adaptive_pick(room_slug=room.slug, present=agents, candidate_ids=unread)
         if picked is not None:
             item, serve = picked
             work.rows.append(serve)

@@ -12,8 +12,13 @@ class ResearchConfig(AppConfig):
         from django.conf import settings
 
         from quizsite.celery import app
+        from quizsite.play.picking import Chooser, chooser_register
 
         from . import tasks  # noqa: F401  (registers the tasks, which services enqueue by name)
+        from .adaptive import adaptive_meta, adaptive_pick_for_room
+
+        # a room with `adaptive` on asks this app for its next tossup (play never imports research)
+        chooser_register(Chooser(pick=adaptive_pick_for_room, meta=adaptive_meta))
 
         every = getattr(settings, "RESEARCH_REFIT_CHECK_SECONDS", 3600)
         if getattr(settings, "RESEARCH_REFIT_MIN_NEW_RESPONSES", 0) > 0:

@@ -15,7 +15,6 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from quizsite.core.asgiserver import server_command
-from quizsite.items.demo import demo_load
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -65,8 +64,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database ready")
         if not no_demo:
-            for report in demo_load():
-                self.stdout.write(report.summary())
+            call_command("load_demo", stdout=self.stdout)
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")}
         # Bots (play/bots.py) connect back to this server's own websocket address.
         local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
