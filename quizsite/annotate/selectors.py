@@ -342,10 +342,13 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
     per_item: dict[int, list[Assignment]] = defaultdict(list)
     for a in done:
         per_item[a.item_id].append(a)
+    # practice is counted nowhere: a skipped practice item is no skip (of the campaign or the annotator)
+    skipped = [
+        a for a in assignments if a.state == Assignment.State.SKIPPED and a.role != Assignment.Role.TRAINING
+    ]
     skips: dict[int, list[str]] = defaultdict(list)
-    for a in assignments:
-        if a.state == Assignment.State.SKIPPED:
-            skips[a.item_id].append(a.note)
+    for a in skipped:
+        skips[a.item_id].append(a.note)
 
     participants = list(campaign.participants.select_related("agent").order_by("id"))
     by_participant: dict[int, list[Assignment]] = defaultdict(list)
@@ -375,7 +378,7 @@ def campaign_stats(campaign: Campaign, now: datetime) -> dict[str, Any]:
             "earned_code": real[p.id] >= needed,
             "out_of_items": p.finished_at is not None,
             "finished": p.finished_at is not None,  # the old name of out_of_items, kept for scripts that read it
-            "skipped": sum(1 for a in assignments if a.participant_id == p.id and a.state == Assignment.State.SKIPPED),
+            "skipped": sum(1 for a in skipped if a.participant_id == p.id),
             "accuracy": accuracy(by_participant[p.id]),
             "mean_score": _mean([r.score for r in _responses(by_participant[p.id]) if r.score is not None]),
             "median_ms": _median([r.duration_ms for r in _responses(by_participant[p.id]) if r.duration_ms is not None]),

@@ -224,3 +224,23 @@ def test_multi_answer_practice_feedback_lists_the_candidates_not_json(make_campa
     assert "Not quite." in page
     stored = Response.objects.get()
     assert json.loads(stored.given) == sorted(["Elbe", "Loire"], key=ctx["choices"].index)  # what is stored is unchanged
+
+
+def test_a_skipped_practice_item_is_no_skip_on_the_manage_page(make_campaign, client, admin_client):
+    """Practice is counted nowhere: an annotator who skips a practice item, then answers the real items,
+    shows 0 skips, per annotator and for the campaign, on the manage page and in its JSON."""
+    make_campaign("ghigliottina-choose", "ghig", per_item=2, practice=1, min_answers=1)
+    enter(client, "c")
+    ctx = show(client, "c")
+    assert ctx["training"]
+    client.post("/annotate/c/item/", {"assignment": ctx["assignment"].pk, "action": "skip", "reason": "skip"})
+    assert Assignment.objects.get(pk=ctx["assignment"].pk).state == Assignment.State.SKIPPED
+    ctx = show(client, "c")
+    assert not ctx["training"]
+    post(client, "c", ctx["assignment"], choice=0)
+
+    data = admin_client.get("/annotate/manage/c/?format=json").json()
+    assert data["progress"]["skips"] == 0
+    assert [a["skipped"] for a in data["annotators"]] == [0]
+    page = admin_client.get("/annotate/manage/c/").content.decode()
+    assert "0 skips" in page

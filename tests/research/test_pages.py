@@ -103,3 +103,15 @@ def test_compare_activate_cancel(browser, fitted, world, research_cache):
     listing = browser.get(reverse("research:fit_list")).content.decode()
     assert f"#{queued.pk}" in listing and "Cancelled" in listing
     assert browser.get(reverse("research:index")).status_code == 200
+
+
+def test_validation_figures_say_how_many_rulings_they_rest_on(browser, fitted):
+    """A fit on a handful of rulings can show validation accuracy 1.000 from a single ruling: the fit page
+    and the compare table say how many rulings the training and validation figures rest on."""
+    n_train, n_val = fitted.metrics["n_train"], fitted.metrics["n_val"]
+    assert n_train > 0 and n_val > 0
+    detail = browser.get(reverse("research:fit_detail", args=[fitted.pk])).content.decode()
+    assert f"on {n_train} rulings" in detail and f"on {n_val} rulings" in detail
+    failed = FitRun.objects.create(status=FitRun.Status.FAILED, settings=fitted.settings, error="ValueError: boom")
+    page = browser.get(reverse("research:fit_compare") + f"?ids={fitted.pk}&ids={failed.pk}").content.decode()
+    assert "<th>Train / val rulings</th>" in page and f"<td>{n_train} / {n_val}</td>" in page
