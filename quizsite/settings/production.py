@@ -42,4 +42,4 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 # The load balancer's health probe speaks plain HTTP on the inside; it must not be redirected.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
-WHITENOISE_USE_FINDERS = False
+SERVESTATIC_USE_FINDERS = False

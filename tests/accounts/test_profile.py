@@ -186,5 +186,5 @@ def test_api_docs_page_serves_its_scripts_from_this_site(client, db):
 def test_favicon(client, db):
     answer = client.get("/favicon.ico")
     assert answer.status_code == 302 and answer["Location"] == "/static/favicon.svg"
-    assert b"<svg" in b"".join(client.get("/static/favicon.svg").streaming_content)
+    assert b"<svg" in b"".join(client.get("/static/favicon.svg"))  # an async stream (servestatic), read here in sync
     assert b'rel="icon"' in client.get("/play/").content
