@@ -27,6 +27,7 @@ from quizsite.items.models import Item, Response
 from . import analyses, services
 from .models import FitAgent, FitItem, FitRun
 from .prepare import DataSpec, responses_selected, with_campaign_and_practice, with_latest_override
+from .selectors import data_spec_names_check
 
 
 class IsResearcher(permissions.BasePermission):
@@ -190,6 +191,7 @@ class ResponseViewSet(ResearchViewSet):
                             since=q.get("since", ""), until=q.get("until", ""),
                             include_practice=q.get("include_practice") in ("1", "on", "true"),  # as the HTTP export
                             campaigns=[c for c in q.getlist("campaign") if c])
+            data_spec_names_check(spec)  # a mistyped set or campaign is a 400, not an empty page
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         qs = responses_selected(spec).select_related("agent", "item", "item__item_set")

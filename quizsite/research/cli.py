@@ -7,6 +7,7 @@ from typing import Any
 from quizsite.agents.models import Agent
 
 from .prepare import GROUPINGS, DataSpec
+from .selectors import data_spec_names_check
 
 
 def csv_list(value: str) -> list[str]:
@@ -31,11 +32,14 @@ def add_data_arguments(parser) -> None:
 
 
 def data_spec(options: dict[str, Any]) -> DataSpec:
-    """Raises ValueError on a bad value (the commands turn it into a CommandError)."""
-    return DataSpec(
+    """Raises ValueError on a bad value or an unknown item set or campaign (the commands turn it into a
+    CommandError)."""
+    spec = DataSpec(
         item_sets=csv_list(options["sets"]), item_kinds=csv_list(options["item_kinds"]),
         agent_kinds=csv_list(options["agent_kinds"]), since=options["since"], until=options["until"],
         grouping=options["grouping"], group_sizes=[int(s) for s in csv_list(options["group_sizes"])],
         groups_per_size=options.get("groups_per_size", 5), seed=options["seed"],
         include_practice=bool(options.get("include_practice")), campaigns=csv_list(options.get("campaign") or ""),
     )
+    data_spec_names_check(spec)
+    return spec

@@ -17,7 +17,7 @@ from quizsite.items.models import Item, ItemSet, RulingReport
 from .artifacts import fit_data_load, fit_result_load
 from .embedding import cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
-from .prepare import item_keys, item_queries
+from .prepare import DataSpec, item_keys, item_queries
 
 KIND_ORDER: dict[str, int] = {Agent.Kind.HUMAN: 0, Agent.Kind.HUMAN_GROUP: 1, Agent.Kind.AI: 2}
 
@@ -180,6 +180,18 @@ def reports_recent(limit: int = 30) -> QuerySet[RulingReport]:
 
 def item_sets_with_counts() -> QuerySet[ItemSet]:
     return ItemSet.objects.annotate(n_items=Count("items", distinct=True)).order_by("slug")
+
+
+def data_spec_names_check(spec: DataSpec) -> None:
+    """Raise ValueError for an item set or campaign in `spec` that does not exist: a mistyped name is a
+    mistake to point out, not a filter whose empty result looks like an answer (an export of no rows)."""
+    for label, wanted, known in (
+        ("item set", spec.item_sets, ItemSet.objects.filter(slug__in=spec.item_sets).values_list("slug", flat=True)),
+        ("campaign", spec.campaigns, Campaign.objects.filter(slug__in=spec.campaigns).values_list("slug", flat=True)),
+    ):
+        unknown = sorted(set(wanted) - set(known)) if wanted else []
+        if unknown:
+            raise ValueError(f"unknown {label}{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
 
 
 def export_campaigns() -> QuerySet[Campaign]:

@@ -193,8 +193,9 @@ def report_resolve(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _export_spec(request: HttpRequest) -> DataSpec:
+    """The export's filters from the query string; ValueError (a 400) for a bad value or an unknown name."""
     g = request.GET
-    return DataSpec(
+    spec = DataSpec(
         item_sets=[s for s in g.getlist("item_set") if s], item_kinds=[k for k in g.getlist("item_kind") if k],
         agent_kinds=[k for k in g.getlist("agent_kind") if k] or [k.value for k in Agent.Kind],
         since=g.get("since", ""), until=g.get("until", ""), grouping=g.get("grouping", "individual"),
@@ -203,6 +204,8 @@ def _export_spec(request: HttpRequest) -> DataSpec:
         include_practice=g.get("include_practice") in ("1", "on", "true"),
         campaigns=[c for c in g.getlist("campaign") if c],
     )
+    selectors.data_spec_names_check(spec)
+    return spec
 
 
 def _groups_per_size(text: str) -> int:

@@ -12,7 +12,7 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from quizsite.items.models import Response, ResponseOverride
@@ -91,6 +91,29 @@ def test_web_exports_stream(client, staff, world):
     assert client.get(reverse("research:exports")).status_code == 200
     archive = client.get(reverse("research:export_caimira"), {"grouping": "groups", "group_sizes": "2"})
     assert archive.status_code == 200 and body(archive)[:2] == b"PK"
+
+
+def test_an_unknown_item_set_or_campaign_is_refused_not_an_empty_export(client, staff, world, tmp_path):
+    """A mistyped name used to give a 200 with no rows (or an empty zip, an empty API page), as if the
+    set had no answers."""
+    from rest_framework.test import APIClient
+
+    client.force_login(staff)
+    for url in (reverse("research:export_responses", args=["jsonl"]), reverse("research:export_caimira")):
+        response = client.get(url, {"item_set": "nope"})
+        assert response.status_code == 400 and response.content.decode() == "unknown item set: nope"
+    response = client.get(reverse("research:export_responses", args=["csv"]), {"campaign": ["zz", "aa"]})
+    assert response.status_code == 400 and response.content.decode() == "unknown campaigns: aa, zz"
+    api = APIClient()
+    api.force_authenticate(staff)
+    answer = api.get("/api/responses/", {"item_set": "nope"})
+    assert answer.status_code == 400 and "unknown item set: nope" in answer.json()["detail"]
+    with pytest.raises(CommandError, match="unknown item set: nope"):
+        call_command("export", "responses", "--sets", "nope", "--out", str(tmp_path / "r.csv"))
+    with pytest.raises(CommandError, match="unknown campaign: zz"):
+        call_command("fit_caimira", "--campaign", "zz", "--wait")
+    known = sorted({s for s in Response.objects.values_list("item__item_set__slug", flat=True)})[0]
+    assert client.get(reverse("research:export_responses", args=["jsonl"]), {"item_set": known}).status_code == 200
 
 
 @pytest.mark.parametrize("query, says", [
