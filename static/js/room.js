@@ -19,6 +19,11 @@
   const HISTORY_SHOWN = 10;
   let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null, joined = false, rejoinTimer = null;
   let lockedOut = false, paused = false, roomSettings = {}, history = [], countdownTimer = null;
+  // A buzz or a `next` sent and not yet answered: pressing again (mashing the key) sends nothing more.
+  // (Every buzz and next is answered; should an answer be lost anyway, a press counts again after 3 s.)
+  let buzzAsked = null, nextAsked = false, askedAt = 0;
+  const ASK_WAIT_MS = 3000;
+  const waiting = () => performance.now() - askedAt < ASK_WAIT_MS;
   let applyPending = root.dataset.apply === "1"; // the lobby's settings, applied once on joining
   // the lobby's name (this session) first, then the name this browser used last, then the account's
   let name = root.dataset.lobbyName || localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
@@ -87,7 +92,7 @@
   }
 
   function setStatus(s) { el.status.textContent = s; }
-  function canBuzz() { return qid && holder === null && !lockedOut && !paused; }
+  function canBuzz() { return qid && holder === null && !lockedOut && !paused && !(buzzAsked === qid && waiting()); }
   function refreshButtons() {
     el.buzz.disabled = !canBuzz();
     el.pause.textContent = paused ? "Resume " : "Pause ";
@@ -312,7 +317,7 @@
 
   const handlers = {
     hello(m) {
-      me = m.player_id; retry = 0; joined = true;
+      me = m.player_id; retry = 0; joined = true; buzzAsked = null; nextAsked = false;
       const st = m.state;
       players = {}; mergePlayers(st.players, true);
       showSettings(st.settings);
@@ -340,6 +345,7 @@
     },
     tossup(m) {
       qid = m.qid; words = []; images = m.images || []; holder = null; lockedOut = false; stopCountdown();
+      buzzAsked = null; nextAsked = false;
       el.category.textContent = m.category || ""; el.ruling.textContent = ""; el.answerline.hidden = true; el.stats.hidden = true;
       renderText(); hideAnswerBox(); setStatus(paused ? "Paused." : "Reading…"); refreshButtons();
     },
@@ -352,7 +358,7 @@
     },
     buzz(m) {
       if (m.qid !== qid) return;
-      holder = m.player_id;
+      holder = m.player_id; buzzAsked = null;
       beep([520], 120);
       if (holder === me) { lockedOut = true; showAnswerBox("Your answer"); startDeadline(m.deadline_ms); }
       setStatus(holder === me ? "You buzzed" : nameOf(holder) + " buzzed");
@@ -430,7 +436,13 @@
         return;
       }
       if (m.code === "already_joined") return; // a join asked again while the first still waited its turn
+      const askedNext = nextAsked;
+      if (["buzzer_taken", "locked_out", "paused", "no_tossup"].includes(m.code)) { buzzAsked = null; refreshButtons(); }
+      else nextAsked = false;
       if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
+      if (m.code === "locked_out" && holder === me) return; // a second buzz of ours (another tab): we hold it
+      // our Next crossed another player's, whose tossup is already being read: nothing to tell
+      if (m.code === "busy" && askedNext && qid && holder === null) return;
       if (settingsAsked && (m.code === "bad_settings" || m.code === "busy")) {
         el.settingsMsg.className = "small error";
         el.settingsMsg.textContent = (settingsAsked === "lobby" ? "Your lobby settings were not applied: " : "Not applied: ") + m.message;
@@ -453,7 +465,7 @@
       (handlers[m.type] || (() => {}))(m);
     };
     ws.onclose = (ev) => {
-      el.buzz.disabled = true;
+      el.buzz.disabled = true; buzzAsked = null; nextAsked = false;
       if (ev.code === 4029) { setStatus("Too many open connections from this browser or network; close other tabs and reload."); return; }
       setStatus(ev.code === 4008 ? "Disconnected for sending too fast; reconnecting…" : "Disconnected, reconnecting…");
       retry = Math.min(retry + 1, 6);
@@ -461,13 +473,20 @@
     };
   }
 
-  function buzz() { if (canBuzz()) send({type: "buzz", qid}); }
+  function buzz() { if (canBuzz()) { buzzAsked = qid; askedAt = performance.now(); refreshButtons(); send({type: "buzz", qid}); } }
   el.buzz.addEventListener("click", buzz);
   // With a tossup running, Next names it: that skips it, and two players pressing Next at once skip only one.
-  const next = () => send(qid ? {type: "next", qid} : {type: "next"});
+  const next = () => {
+    if (nextAsked && waiting()) return; // answered by a tossup (or an error): one press, one tossup
+    nextAsked = true; askedAt = performance.now();
+    send(qid ? {type: "next", qid} : {type: "next"});
+  };
   el.next.addEventListener("click", next);
   const togglePause = () => send({type: "pause", paused: !paused});
   el.pause.addEventListener("click", togglePause);
+  // The space that buzzed (held, or pressed again) lands in the answer box once it opens: a leading
+  // space is never part of an answer.
+  el.input.addEventListener("keydown", (e) => { if (e.code === "Space" && !el.input.value.trim()) e.preventDefault(); });
   el.form.addEventListener("submit", (e) => { e.preventDefault(); send({type: "answer", qid, text: el.input.value}); });
   el.chatForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -479,7 +498,9 @@
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
     if (typing) return;
-    if (e.code === "Space") { e.preventDefault(); buzz(); }
+    if (e.ctrlKey || e.metaKey || e.altKey) return; // the browser's shortcuts (Ctrl+P prints), not ours
+    if (e.code === "Space") { e.preventDefault(); if (!e.repeat) buzz(); }
+    else if (e.repeat) { /* a held key acts once */ }
     else if (e.key === "n") { next(); }
     else if (e.key === "p") { togglePause(); }
   });

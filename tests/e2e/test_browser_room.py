@@ -289,3 +289,31 @@ def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url)
             expect(tab1.locator("#sound")).to_be_checked()
         finally:
             browser.close()
+
+
+def test_mashing_space_and_next_buzzes_once_starts_one_tossup_and_types_no_spaces(app_url):
+    """A player who hits space several times used to read "Too slow — someone else buzzed first" while
+    holding the buzzer themselves, with the extra spaces typed into the answer box; mashing Next before the
+    tossup came filled the chat with "a tossup is running; send its qid with next to skip it"."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        page.add_init_script("""(() => { const send = WebSocket.prototype.send; window.sent = [];
+          WebSocket.prototype.send = function (d) { window.sent.push(JSON.parse(d).type); return send.call(this, d); }; })();""")
+        _enter(page, f"{app_url}/play/mash-room/?ms_per_word=150&dead_ms=800&answer_ms=15000&set=e2e", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        for _ in range(6):
+            page.keyboard.press("n")
+        expect(page.locator("#status")).to_have_text("Reading…")
+        page.wait_for_timeout(400)  # a few words in
+        for _ in range(8):
+            page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        page.wait_for_timeout(500)  # any reply to an extra buzz has come
+        expect(page.locator("#status")).to_have_text("You buzzed")
+        expect(page.locator("#answer-input")).to_have_value("")
+        expect(page.locator("#chat-log")).to_have_text("")
+        sent = page.evaluate("window.sent")  # a Next after the tossup came skips it, as a press meant
+        assert sent.count("buzz") == 1 and 1 <= sent.count("next") <= 6, sent
+        page.keyboard.type(" x y")
+        expect(page.locator("#answer-input")).to_have_value("x y")
