@@ -436,6 +436,12 @@
         return;
       }
       if (m.code === "already_joined") return; // a join asked again while the first still waited its turn
+      if (m.code === "bad_name" && !joined) { // a name this browser remembers is not forgotten by a reload
+        localStorage.removeItem("thinkalike-name");
+        setStatus("Choose another name.");
+        askName(m.message);
+        return;
+      }
       const askedNext = nextAsked;
       if (["buzzer_taken", "locked_out", "paused", "no_tossup"].includes(m.code)) { buzzAsked = null; refreshButtons(); }
       else nextAsked = false;
@@ -505,14 +511,26 @@
     else if (e.key === "p") { togglePause(); }
   });
 
-  if (name) connect();
-  else {
-    const dlg = $("name-dialog");
-    $("name-form").addEventListener("submit", () => {
-      name = $("name-input").value.trim().slice(0, 40) || "guest";
-      localStorage.setItem("thinkalike-name", name);
-      connect();
-    });
-    dlg.showModal();
+  // The name dialog: when no name is known, and again when the server refuses the name (bad_name),
+  // with its reason. It cannot be dismissed (Escape) without a name: the page would never join.
+  const dlg = $("name-dialog");
+  let naming = false;
+  function askName(why) {
+    naming = true;
+    $("name-error").textContent = why || ""; $("name-error").hidden = !why;
+    $("name-input").value = why ? name : "";
+    if (!dlg.open) dlg.showModal();
+    $("name-input").focus();
   }
+  dlg.addEventListener("cancel", (e) => e.preventDefault());
+  dlg.addEventListener("close", () => { if (naming) dlg.showModal(); }); // an Escape Chrome let through
+  $("name-form").addEventListener("submit", () => {
+    naming = false;
+    name = $("name-input").value.trim().slice(0, 40) || "guest";
+    localStorage.setItem("thinkalike-name", name);
+    if (ws && ws.readyState === WebSocket.OPEN && !joined) { setStatus("Joining…"); send({type: "join", name}); } // the socket stays open after bad_name
+    else if (!ws) connect();
+  });
+  if (name) connect();
+  else askName("");
 })();

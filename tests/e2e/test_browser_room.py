@@ -317,3 +317,34 @@ def test_mashing_space_and_next_buzzes_once_starts_one_tossup_and_types_no_space
         assert sent.count("buzz") == 1 and 1 <= sent.count("next") <= 6, sent
         page.keyboard.type(" x y")
         expect(page.locator("#answer-input")).to_have_value("x y")
+
+
+def test_a_refused_name_asks_for_another_and_escape_does_not_strand_the_page(app_url):
+    """A name the server refuses (a right-to-left override) used to leave the page at "Joining…" for good,
+    reloads included (the browser remembered the name); Escape closed the name dialog and the page never
+    joined; the lobby took such a name and sent it on to the room."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        page.goto(f"{app_url}/play/names-refused/")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Escape")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        page.fill("#name-input", "evil\u202eman")
+        page.keyboard.press("Enter")
+        expect(page.locator("#name-error")).to_contain_text("invisible or control characters")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        page.fill("#name-input", "Eve")
+        page.keyboard.press("Enter")
+        expect(page.locator("#scoreboard")).to_contain_text("Eve (you)")
+        expect(page.locator("#name-dialog")).to_be_hidden()
+        page.reload()
+        expect(page.locator("#scoreboard")).to_contain_text("Eve (you)")
+
+        page.goto(f"{app_url}/play/")
+        page.fill("#lobby-name", "bad\u200bname")
+        page.fill("#room-name", "names-refused")
+        page.click("#join-room")
+        expect(page.locator("#lobby-error")).to_contain_text("That name cannot be used")
+        assert page.url.endswith("/play/")
