@@ -348,3 +348,32 @@ def test_a_refused_name_asks_for_another_and_escape_does_not_strand_the_page(app
         page.click("#join-room")
         expect(page.locator("#lobby-error")).to_contain_text("That name cannot be used")
         assert page.url.endswith("/play/")
+
+
+def test_long_names_chat_lines_and_answers_stay_inside_a_phone_screen(app_url):
+    """An unbroken 500-character chat line made the page over 4000 px wide at 390 px; a 40-character
+    name and a 200-character answer did the same to the scoreboard, the ruling and the history."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.set_default_timeout(20000)
+            _enter(page, f"{app_url}/play/phone-wide/?{FAST}", "W" * 40)
+            expect(page.locator("#scoreboard")).to_contain_text("W" * 40)
+            page.fill("#chat-input", "x" * 500)
+            page.keyboard.press("Enter")
+            expect(page.locator("#chat-log")).to_contain_text("x" * 500)
+            page.click("#next")
+            expect(page.locator("#buzz")).to_be_enabled()
+            page.click("#buzz")
+            page.fill("#answer-input", "y" * 200)
+            page.keyboard.press("Enter")
+            expect(page.locator("#ruling")).to_contain_text("y" * 200)
+            expect(page.locator("#history .buzzes")).to_contain_text("y" * 200)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "phone-wide.png"), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        finally:
+            browser.close()
