@@ -79,6 +79,11 @@ def lobby(request: HttpRequest) -> HttpResponse:
 
 
 def room(request: HttpRequest, slug: str) -> HttpResponse:
+    # The lobby names rooms in lower case ("Friday" -> /play/friday/): a link typed or shared as
+    # /play/Friday/ goes to that room, not to a room of its own nobody else is in.
+    if slug != slug.lower():
+        query = request.META.get("QUERY_STRING", "")
+        return redirect(f"/play/{slug.lower()}/" + (f"?{query}" if query else ""))
     # The guest identity lives in the session; make it before the websocket connects so that a reload
     # (same cookie) is the same player with the same score.
     if not request.session.get("guest_key"):
