@@ -503,6 +503,8 @@
   $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) askSettings({type: "settings", bots: {add: n}}, "room"); });
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+    // Esc leaves a text field (after a chat line, space buzzes again), as on the annotation pages
+    if (typing && e.key === "Escape" && document.activeElement !== $("name-input")) { document.activeElement.blur(); return; }
     if (typing) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return; // the browser's shortcuts (Ctrl+P prints), not ours
     if (e.code === "Space") { e.preventDefault(); if (!e.repeat) buzz(); }

@@ -377,3 +377,23 @@ def test_long_names_chat_lines_and_answers_stay_inside_a_phone_screen(app_url):
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
         finally:
             browser.close()
+
+
+def test_escape_leaves_the_chat_box_so_space_buzzes_again(app_url):
+    """After a chat line the focus stays in the chat box, where space types a space: Esc used to do
+    nothing there, so a player could not get back to buzzing without the mouse."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/chat-then-buzz/?ms_per_word=150&dead_ms=800&answer_ms=15000&set=e2e", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.click("#chat-input")
+        page.keyboard.type("good luck")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-log")).to_contain_text("good luck")
+        page.keyboard.press("Escape")
+        page.keyboard.press("n")
+        expect(page.locator("#buzz")).to_be_enabled()
+        page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        expect(page.locator("#chat-input")).to_have_value("")
