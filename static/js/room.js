@@ -100,13 +100,14 @@
     el.pause.setAttribute("aria-pressed", paused ? "true" : "false");
   }
 
-  function startDeadline(ms) {
+  // `ms` left of `total` (a reload while answering has less than the whole answer time left)
+  function startDeadline(ms, total) {
     clearInterval(deadlineTimer);
-    const end = performance.now() + ms;
-    el.bar.style.width = "100%";
+    const end = performance.now() + ms, whole = Math.max(ms, total || 0);
+    el.bar.style.width = (100 * ms / whole) + "%";
     deadlineTimer = setInterval(() => {
       const left = Math.max(0, end - performance.now());
-      el.bar.style.width = (100 * left / ms) + "%";
+      el.bar.style.width = (100 * left / whole) + "%";
       if (left <= 0) clearInterval(deadlineTimer);
     }, 50);
   }
@@ -331,7 +332,7 @@
         holder = st.buzz ? st.buzz.player_id : null; lockedOut = (st.locked_out || []).includes(me);
         el.answerline.hidden = true; el.stats.hidden = true; renderText();
         setStatus(paused ? "Paused." : holder === me ? "You are answering" : holder !== null ? nameOf(holder) + " is answering" : "Reading…");
-        if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms); }
+        if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms, st.settings.answer_ms); }
       } else {
         qid = null; setStatus(paused ? "Paused." : "Press Next (n) to start a tossup.");
       }

@@ -397,3 +397,21 @@ def test_escape_leaves_the_chat_box_so_space_buzzes_again(app_url):
         page.keyboard.press("Space")
         expect(page.locator("#answer-input")).to_be_visible()
         expect(page.locator("#chat-input")).to_have_value("")
+
+
+def test_after_a_reload_while_answering_the_deadline_bar_shows_the_time_left(app_url):
+    """The bar started full after a reload, as if the whole answer time were left, and then ran faster."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/bar-reload/?ms_per_word=60&dead_ms=800&answer_ms=10000&set=e2e&categories=Geography", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.keyboard.press("n")
+        expect(page.locator("#text")).to_contain_text("W02")
+        page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        page.wait_for_timeout(4000)
+        page.reload()
+        expect(page.locator("#answer-input")).to_be_visible()
+        share = page.evaluate("parseFloat(document.getElementById('deadline-bar').style.width)")
+        assert 20 < share < 70, share  # about 60% of 10 s left after 4 s and the reload
