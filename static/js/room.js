@@ -521,7 +521,8 @@
   function askName(why) {
     naming = true;
     $("name-error").textContent = why || ""; $("name-error").hidden = !why;
-    $("name-input").value = why ? name : "";
+    // offered again without the characters a room refuses (invisible ones: resending it as it looks fails again)
+    $("name-input").value = why ? name.replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}]/gu, "") : "";
     if (!dlg.open) dlg.showModal();
     $("name-input").focus();
   }

@@ -335,6 +335,7 @@ def test_a_refused_name_asks_for_another_and_escape_does_not_strand_the_page(app
         page.keyboard.press("Enter")
         expect(page.locator("#name-error")).to_contain_text("invisible or control characters")
         expect(page.locator("#name-dialog")).to_be_visible()
+        expect(page.locator("#name-input")).to_have_value("evilman")  # offered again without the override
         page.fill("#name-input", "Eve")
         page.keyboard.press("Enter")
         expect(page.locator("#scoreboard")).to_contain_text("Eve (you)")
