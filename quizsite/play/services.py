@@ -472,10 +472,10 @@ def room_buzz(*, room: Room, player_id: int, qid: str, now: datetime) -> Outcome
     outcome = Outcome(events=events)
     if room.phase == Room.Phase.IDLE or qid != room.qid:
         outcome.reply.append(PlayError("no_tossup", "no tossup is running with that qid").as_event())
+    elif player_id in room.locked_out:  # the holder's own second buzz too: nobody else holds it
+        outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
     elif room.phase == Room.Phase.BUZZED:
         outcome.reply.append(PlayError("buzzer_taken", "another player holds the buzzer").as_event())
-    elif player_id in room.locked_out:
-        outcome.reply.append(PlayError("locked_out", "you already buzzed on this tossup").as_event())
     elif room.paused:
         outcome.reply.append(PlayError("paused", "the room is paused; resume first").as_event())
     else:

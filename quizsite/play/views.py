@@ -9,6 +9,7 @@ from quizsite.agents.services import new_guest_key
 
 from . import selectors
 from .bot_catalog import bots_available
+from .names import BadName, name_clean
 from .services import PlayError, settings_clean
 
 # What the lobby's form may set (and the room page passes on to its socket).
@@ -43,16 +44,19 @@ def lobby(request: HttpRequest) -> HttpResponse:
         slug = slugify(request.POST.get("room", ""))[:64]
         name = request.POST.get("name", "").strip()[:40]
         if name:
-            request.session["player_name"] = name
+            try:  # the room would refuse it on every join of this session: say so here
+                request.session["player_name"] = name_clean(name)
+            except BadName as exc:
+                error = f"That name cannot be used: {exc}."
         params = _lobby_settings(dict(request.POST.lists()))
         try:
             settings_clean(dict(params), check_set=True)  # a bad choice is said here, before the room
         except PlayError as exc:
-            error = f"Those settings cannot be used: {exc.message}."
+            error = error or f"Those settings cannot be used: {exc.message}."
         if not slug:
             error = "Give the room a name made of letters, digits or dashes."
         # after an error the form shows what was sent, not the defaults
-        posted = {**params, "room": request.POST.get("room", ""), "categories": params.get("categories", "").split(",")}
+        posted = {**params, "room": request.POST.get("room", ""), "name": name, "categories": params.get("categories", "").split(",")}
         if not error:
             url = f"/play/{slug}/"
             # apply=1: the room applies these settings on joining, also to a room that already exists
@@ -75,6 +79,11 @@ def lobby(request: HttpRequest) -> HttpResponse:
 
 
 def room(request: HttpRequest, slug: str) -> HttpResponse:
+    # The lobby names rooms in lower case ("Friday" -> /play/friday/): a link typed or shared as
+    # /play/Friday/ goes to that room, not to a room of its own nobody else is in.
+    if slug != slug.lower():
+        query = request.META.get("QUERY_STRING", "")
+        return redirect(f"/play/{slug.lower()}/" + (f"?{query}" if query else ""))
     # The guest identity lives in the session; make it before the websocket connects so that a reload
     # (same cookie) is the same player with the same score.
     if not request.session.get("guest_key"):

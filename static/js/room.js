@@ -19,6 +19,11 @@
   const HISTORY_SHOWN = 10;
   let ws = null, me = null, qid = null, words = [], images = [], holder = null, players = {}, retry = 0, deadlineTimer = null, joined = false, rejoinTimer = null;
   let lockedOut = false, paused = false, roomSettings = {}, history = [], countdownTimer = null;
+  // A buzz or a `next` sent and not yet answered: pressing again (mashing the key) sends nothing more.
+  // (Every buzz and next is answered; should an answer be lost anyway, a press counts again after 3 s.)
+  let buzzAsked = null, nextAsked = false, askedAt = 0;
+  const ASK_WAIT_MS = 3000;
+  const waiting = () => performance.now() - askedAt < ASK_WAIT_MS;
   let applyPending = root.dataset.apply === "1"; // the lobby's settings, applied once on joining
   // the lobby's name (this session) first, then the name this browser used last, then the account's
   let name = root.dataset.lobbyName || localStorage.getItem("thinkalike-name") || root.dataset.defaultName || "";
@@ -87,7 +92,7 @@
   }
 
   function setStatus(s) { el.status.textContent = s; }
-  function canBuzz() { return qid && holder === null && !lockedOut && !paused; }
+  function canBuzz() { return qid && holder === null && !lockedOut && !paused && !(buzzAsked === qid && waiting()); }
   function refreshButtons() {
     el.buzz.disabled = !canBuzz();
     el.pause.textContent = paused ? "Resume " : "Pause ";
@@ -95,13 +100,14 @@
     el.pause.setAttribute("aria-pressed", paused ? "true" : "false");
   }
 
-  function startDeadline(ms) {
+  // `ms` left of `total` (a reload while answering has less than the whole answer time left)
+  function startDeadline(ms, total) {
     clearInterval(deadlineTimer);
-    const end = performance.now() + ms;
-    el.bar.style.width = "100%";
+    const end = performance.now() + ms, whole = Math.max(ms, total || 0);
+    el.bar.style.width = (100 * ms / whole) + "%";
     deadlineTimer = setInterval(() => {
       const left = Math.max(0, end - performance.now());
-      el.bar.style.width = (100 * left / ms) + "%";
+      el.bar.style.width = (100 * left / whole) + "%";
       if (left <= 0) clearInterval(deadlineTimer);
     }, 50);
   }
@@ -312,7 +318,7 @@
 
   const handlers = {
     hello(m) {
-      me = m.player_id; retry = 0; joined = true;
+      me = m.player_id; retry = 0; joined = true; buzzAsked = null; nextAsked = false;
       const st = m.state;
       players = {}; mergePlayers(st.players, true);
       showSettings(st.settings);
@@ -326,7 +332,7 @@
         holder = st.buzz ? st.buzz.player_id : null; lockedOut = (st.locked_out || []).includes(me);
         el.answerline.hidden = true; el.stats.hidden = true; renderText();
         setStatus(paused ? "Paused." : holder === me ? "You are answering" : holder !== null ? nameOf(holder) + " is answering" : "Reading…");
-        if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms); }
+        if (holder === me) { showAnswerBox(st.buzz.prompted ? "Prompt: be more specific" : "Your answer"); startDeadline(st.buzz.deadline_ms, st.settings.answer_ms); }
       } else {
         qid = null; setStatus(paused ? "Paused." : "Press Next (n) to start a tossup.");
       }
@@ -340,6 +346,7 @@
     },
     tossup(m) {
       qid = m.qid; words = []; images = m.images || []; holder = null; lockedOut = false; stopCountdown();
+      buzzAsked = null; nextAsked = false;
       el.category.textContent = m.category || ""; el.ruling.textContent = ""; el.answerline.hidden = true; el.stats.hidden = true;
       renderText(); hideAnswerBox(); setStatus(paused ? "Paused." : "Reading…"); refreshButtons();
     },
@@ -352,7 +359,7 @@
     },
     buzz(m) {
       if (m.qid !== qid) return;
-      holder = m.player_id;
+      holder = m.player_id; buzzAsked = null;
       beep([520], 120);
       if (holder === me) { lockedOut = true; showAnswerBox("Your answer"); startDeadline(m.deadline_ms); }
       setStatus(holder === me ? "You buzzed" : nameOf(holder) + " buzzed");
@@ -430,7 +437,19 @@
         return;
       }
       if (m.code === "already_joined") return; // a join asked again while the first still waited its turn
+      if (m.code === "bad_name" && !joined) { // a name this browser remembers is not forgotten by a reload
+        localStorage.removeItem("thinkalike-name");
+        setStatus("Choose another name.");
+        askName(m.message);
+        return;
+      }
+      const askedNext = nextAsked;
+      if (["buzzer_taken", "locked_out", "paused", "no_tossup"].includes(m.code)) { buzzAsked = null; refreshButtons(); }
+      else nextAsked = false;
       if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
+      if (m.code === "locked_out" && holder === me) return; // a second buzz of ours (another tab): we hold it
+      // our Next crossed another player's, whose tossup is already being read: nothing to tell
+      if (m.code === "busy" && askedNext && qid && holder === null) return;
       if (settingsAsked && (m.code === "bad_settings" || m.code === "busy")) {
         el.settingsMsg.className = "small error";
         el.settingsMsg.textContent = (settingsAsked === "lobby" ? "Your lobby settings were not applied: " : "Not applied: ") + m.message;
@@ -453,7 +472,7 @@
       (handlers[m.type] || (() => {}))(m);
     };
     ws.onclose = (ev) => {
-      el.buzz.disabled = true;
+      el.buzz.disabled = true; buzzAsked = null; nextAsked = false;
       if (ev.code === 4029) { setStatus("Too many open connections from this browser or network; close other tabs and reload."); return; }
       setStatus(ev.code === 4008 ? "Disconnected for sending too fast; reconnecting…" : "Disconnected, reconnecting…");
       retry = Math.min(retry + 1, 6);
@@ -461,13 +480,20 @@
     };
   }
 
-  function buzz() { if (canBuzz()) send({type: "buzz", qid}); }
+  function buzz() { if (canBuzz()) { buzzAsked = qid; askedAt = performance.now(); refreshButtons(); send({type: "buzz", qid}); } }
   el.buzz.addEventListener("click", buzz);
   // With a tossup running, Next names it: that skips it, and two players pressing Next at once skip only one.
-  const next = () => send(qid ? {type: "next", qid} : {type: "next"});
+  const next = () => {
+    if (nextAsked && waiting()) return; // answered by a tossup (or an error): one press, one tossup
+    nextAsked = true; askedAt = performance.now();
+    send(qid ? {type: "next", qid} : {type: "next"});
+  };
   el.next.addEventListener("click", next);
   const togglePause = () => send({type: "pause", paused: !paused});
   el.pause.addEventListener("click", togglePause);
+  // The space that buzzed (held, or pressed again) lands in the answer box once it opens: a leading
+  // space is never part of an answer.
+  el.input.addEventListener("keydown", (e) => { if (e.code === "Space" && !el.input.value.trim()) e.preventDefault(); });
   el.form.addEventListener("submit", (e) => { e.preventDefault(); send({type: "answer", qid, text: el.input.value}); });
   el.chatForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -478,20 +504,37 @@
   $("bot-add").addEventListener("click", () => { const n = $("bot-pick").value; if (n) askSettings({type: "settings", bots: {add: n}}, "room"); });
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+    // Esc leaves a text field (after a chat line, space buzzes again), as on the annotation pages
+    if (typing && e.key === "Escape" && document.activeElement !== $("name-input")) { document.activeElement.blur(); return; }
     if (typing) return;
-    if (e.code === "Space") { e.preventDefault(); buzz(); }
+    if (e.ctrlKey || e.metaKey || e.altKey) return; // the browser's shortcuts (Ctrl+P prints), not ours
+    if (e.code === "Space") { e.preventDefault(); if (!e.repeat) buzz(); }
+    else if (e.repeat) { /* a held key acts once */ }
     else if (e.key === "n") { next(); }
     else if (e.key === "p") { togglePause(); }
   });
 
-  if (name) connect();
-  else {
-    const dlg = $("name-dialog");
-    $("name-form").addEventListener("submit", () => {
-      name = $("name-input").value.trim().slice(0, 40) || "guest";
-      localStorage.setItem("thinkalike-name", name);
-      connect();
-    });
-    dlg.showModal();
+  // The name dialog: when no name is known, and again when the server refuses the name (bad_name),
+  // with its reason. It cannot be dismissed (Escape) without a name: the page would never join.
+  const dlg = $("name-dialog");
+  let naming = false;
+  function askName(why) {
+    naming = true;
+    $("name-error").textContent = why || ""; $("name-error").hidden = !why;
+    // offered again without the characters a room refuses (invisible ones: resending it as it looks fails again)
+    $("name-input").value = why ? name.replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}]/gu, "") : "";
+    if (!dlg.open) dlg.showModal();
+    $("name-input").focus();
   }
+  dlg.addEventListener("cancel", (e) => e.preventDefault());
+  dlg.addEventListener("close", () => { if (naming) dlg.showModal(); }); // an Escape Chrome let through
+  $("name-form").addEventListener("submit", () => {
+    naming = false;
+    name = $("name-input").value.trim().slice(0, 40) || "guest";
+    localStorage.setItem("thinkalike-name", name);
+    if (ws && ws.readyState === WebSocket.OPEN && !joined) { setStatus("Joining…"); send({type: "join", name}); } // the socket stays open after bad_name
+    else if (!ws) connect();
+  });
+  if (name) connect();
+  else askName("");
 })();

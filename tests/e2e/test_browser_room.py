@@ -289,3 +289,130 @@ def test_scoreboard_lists_a_player_once_across_reconnect_and_second_tab(app_url)
             expect(tab1.locator("#sound")).to_be_checked()
         finally:
             browser.close()
+
+
+def test_mashing_space_and_next_buzzes_once_starts_one_tossup_and_types_no_spaces(app_url):
+    """A player who hits space several times used to read "Too slow — someone else buzzed first" while
+    holding the buzzer themselves, with the extra spaces typed into the answer box; mashing Next before the
+    tossup came filled the chat with "a tossup is running; send its qid with next to skip it"."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        page.add_init_script("""(() => { const send = WebSocket.prototype.send; window.sent = [];
+          WebSocket.prototype.send = function (d) { window.sent.push(JSON.parse(d).type); return send.call(this, d); }; })();""")
+        _enter(page, f"{app_url}/play/mash-room/?ms_per_word=150&dead_ms=800&answer_ms=15000&set=e2e", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        for _ in range(6):
+            page.keyboard.press("n")
+        expect(page.locator("#status")).to_have_text("Reading…")
+        page.wait_for_timeout(400)  # a few words in
+        for _ in range(8):
+            page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        page.wait_for_timeout(500)  # any reply to an extra buzz has come
+        expect(page.locator("#status")).to_have_text("You buzzed")
+        expect(page.locator("#answer-input")).to_have_value("")
+        expect(page.locator("#chat-log")).to_have_text("")
+        sent = page.evaluate("window.sent")  # a Next after the tossup came skips it, as a press meant
+        assert sent.count("buzz") == 1 and 1 <= sent.count("next") <= 6, sent
+        page.keyboard.type(" x y")
+        expect(page.locator("#answer-input")).to_have_value("x y")
+
+
+def test_a_refused_name_asks_for_another_and_escape_does_not_strand_the_page(app_url):
+    """A name the server refuses (a right-to-left override) used to leave the page at "Joining…" for good,
+    reloads included (the browser remembered the name); Escape closed the name dialog and the page never
+    joined; the lobby took such a name and sent it on to the room."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        page.goto(f"{app_url}/play/names-refused/")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Escape")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        page.fill("#name-input", "evil\u202eman")
+        page.keyboard.press("Enter")
+        expect(page.locator("#name-error")).to_contain_text("invisible or control characters")
+        expect(page.locator("#name-dialog")).to_be_visible()
+        expect(page.locator("#name-input")).to_have_value("evilman")  # offered again without the override
+        page.fill("#name-input", "Eve")
+        page.keyboard.press("Enter")
+        expect(page.locator("#scoreboard")).to_contain_text("Eve (you)")
+        expect(page.locator("#name-dialog")).to_be_hidden()
+        page.reload()
+        expect(page.locator("#scoreboard")).to_contain_text("Eve (you)")
+
+        page.goto(f"{app_url}/play/")
+        page.fill("#lobby-name", "bad\u200bname")
+        page.fill("#room-name", "names-refused")
+        page.click("#join-room")
+        expect(page.locator("#lobby-error")).to_contain_text("That name cannot be used")
+        assert page.url.endswith("/play/")
+
+
+def test_long_names_chat_lines_and_answers_stay_inside_a_phone_screen(app_url):
+    """An unbroken 500-character chat line made the page over 4000 px wide at 390 px; a 40-character
+    name and a 200-character answer did the same to the scoreboard, the ruling and the history."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.set_default_timeout(20000)
+            _enter(page, f"{app_url}/play/phone-wide/?{FAST}", "W" * 40)
+            expect(page.locator("#scoreboard")).to_contain_text("W" * 40)
+            page.fill("#chat-input", "x" * 500)
+            page.keyboard.press("Enter")
+            expect(page.locator("#chat-log")).to_contain_text("x" * 500)
+            page.click("#next")
+            expect(page.locator("#buzz")).to_be_enabled()
+            page.click("#buzz")
+            page.fill("#answer-input", "y" * 200)
+            page.keyboard.press("Enter")
+            expect(page.locator("#ruling")).to_contain_text("y" * 200)
+            expect(page.locator("#history .buzzes")).to_contain_text("y" * 200)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "phone-wide.png"), full_page=True)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        finally:
+            browser.close()
+
+
+def test_escape_leaves_the_chat_box_so_space_buzzes_again(app_url):
+    """After a chat line the focus stays in the chat box, where space types a space: Esc used to do
+    nothing there, so a player could not get back to buzzing without the mouse."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/chat-then-buzz/?ms_per_word=150&dead_ms=800&answer_ms=15000&set=e2e", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.click("#chat-input")
+        page.keyboard.type("good luck")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-log")).to_contain_text("good luck")
+        page.keyboard.press("Escape")
+        page.keyboard.press("n")
+        expect(page.locator("#buzz")).to_be_enabled()
+        page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        expect(page.locator("#chat-input")).to_have_value("")
+
+
+def test_after_a_reload_while_answering_the_deadline_bar_shows_the_time_left(app_url):
+    """The bar started full after a reload, as if the whole answer time were left, and then ran faster."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/bar-reload/?ms_per_word=60&dead_ms=800&answer_ms=10000&set=e2e&categories=Geography", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.keyboard.press("n")
+        expect(page.locator("#text")).to_contain_text("W02")
+        page.keyboard.press("Space")
+        expect(page.locator("#answer-input")).to_be_visible()
+        page.wait_for_timeout(4000)
+        page.reload()
+        expect(page.locator("#answer-input")).to_be_visible()
+        share = page.evaluate("parseFloat(document.getElementById('deadline-bar').style.width)")
+        assert 20 < share < 70, share  # about 60% of 10 s left after 4 s and the reload

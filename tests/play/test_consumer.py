@@ -87,6 +87,21 @@ async def test_prompt_then_accept(tossup_set):
     await close_all([a])
 
 
+async def test_the_holder_buzzing_again_is_not_told_another_player_holds_the_buzzer(tossup_set):
+    """A player mashing space sends a second buzz before their first one's `buzz` arrives: it used to be
+    answered `buzzer_taken` ("another player holds the buzzer"), and the page said "Too slow"."""
+    (a, b), qid = await start("ann", "bob")
+    await a.until("words")
+    await a.send({"type": "buzz", "qid": qid})
+    await a.send({"type": "buzz", "qid": qid})
+    assert (await a.until("buzz"))["player_id"] == a.frames[0]["player_id"]
+    err = await a.until("error")
+    assert err["code"] == "locked_out" and "another player" not in err["message"]
+    await b.send({"type": "buzz", "qid": qid})  # someone else still loses to the holder
+    assert (await b.until("error"))["code"] == "buzzer_taken"
+    await close_all([a, b])
+
+
 async def test_reject_then_reading_resumes_and_other_player_can_buzz(tossup_set):
     (a, b), qid = await start("ann", "bob")
     await a.until("words")
