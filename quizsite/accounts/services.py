@@ -17,6 +17,7 @@ from rest_framework.authtoken.models import Token
 from quizsite.agents.models import Agent
 from quizsite.annotate.models import Assignment, AuthoredItem, Participant
 from quizsite.items.models import Response, ResponseOverride, RulingReport
+from quizsite.play.hub import rooms_players_reload
 from quizsite.play.models import ChatMessage, Player, Room
 
 # (model label, field) of every relation to Agent; research.FitAgent is a fit's snapshot and keeps the
@@ -78,7 +79,10 @@ def agent_merge_guest_into_user(*, user: User, guest_key: str) -> MergeResult | 
         result = MergeResult(agent=account)
         result.responses = Response.objects.filter(agent=guest).update(agent=account)
         _merge_reports(guest, account)
-        result.players = _merge_players(guest, account)
+        rooms = _merge_players(guest, account)
+        result.players = len(rooms)
+        # the rooms' leaders keep their players in memory: told after the commit, they read them again
+        transaction.on_commit(lambda: rooms_players_reload(room_ids=rooms))
         _merge_participants(guest, account, result)
         guest.delete()
         return result
@@ -90,10 +94,10 @@ def _merge_reports(guest: Agent, account: Agent) -> None:
     RulingReport.objects.filter(reporter=guest).update(reporter=account)
 
 
-def _merge_players(guest: Agent, account: Agent) -> int:
+def _merge_players(guest: Agent, account: Agent) -> list[int]:
     """A room both played in keeps the account's player with both scores added; the guest's chat lines
-    and a buzz it holds go to that player, and a lock-out on the guest's id holds for it."""
-    moved = 0
+    and a buzz it holds go to that player, and a lock-out on the guest's id holds for it. The rooms."""
+    moved: list[int] = []
     for player in Player.objects.select_related("room").filter(agent=guest):
         kept = Player.objects.filter(room=player.room, agent=account).first()
         if kept is None:
@@ -108,7 +112,7 @@ def _merge_players(guest: Agent, account: Agent) -> int:
                 room.locked_out = sorted({kept.pk if p == player.pk else p for p in room.locked_out})
                 room.save(update_fields=["locked_out"])
             player.delete()
-        moved += 1
+        moved.append(player.room_id)
     return moved
 
 

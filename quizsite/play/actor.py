@@ -29,7 +29,7 @@ from quizsite.agents.services import agent_get_or_create_guests
 from . import leases, selectors, services
 from .bots import RoomBots
 from .bucket import Bucket
-from .messages import Event, chat_recent, hello_state, history_entry, room_settings
+from .messages import Event, chat_recent, hello_state, history_entry, room_settings, scores_event
 from .models import Player, Room
 from .roster import Roster
 from .services import Outcome, PlayError
@@ -55,6 +55,10 @@ IDLE_STOP = timedelta(seconds=10)  # a room nobody is connected to stops leading
 db = database_sync_to_async
 # How the leader answers the requester: JSON texts for them alone, and for a join, who they are now.
 Reply = Callable[[list[str], dict[str, Any]], Awaitable[None]]
+
+
+def _buzz_fields(*, pk: int) -> tuple[int | None, list[int]] | None:
+    return Room.objects.filter(pk=pk).values_list("buzz_player_id", "locked_out").first()
 
 
 def dumps(event: Event) -> str:
@@ -108,6 +112,9 @@ class RoomActor:
         try:
             if kind == "leave":
                 self._leave(payload["player_id"])
+                return
+            if kind == "players_reload":  # rows moved under the room (a guest's merge into an account)
+                await self._players_reload()
                 return
             player_id = payload["player_id"]
             if player_id not in self.players:
@@ -179,6 +186,25 @@ class RoomActor:
         if self.history is None:
             self.history = deque(selectors.room_history(room=self.room, limit=HISTORY_KEPT), maxlen=HISTORY_KEPT)
         return list(self.chat)
+
+    async def _players_reload(self) -> None:
+        """Read the room's players, and the buzz and lock-out that name them, again: an account that took a
+        guest's history merged the guest's player here into its own (accounts.services), and this leader's
+        roster still had both, with the guest's score on its own line."""
+        async with self.lock:
+            players, _, agents = await self.hub.writer.run(leases.players_load, room=self.room,
+                                                           online_since=timezone.now())
+            fields = await self.hub.writer.run(_buzz_fields, pk=self.room.pk)
+            for pid in set(self.players) - set(players):
+                self.online.pop(pid, None)
+            self.players.clear()
+            self.players.update(players)  # the same dicts the roster lent to the services holds
+            self.agents.clear()
+            self.agents.update(agents)
+            self.player_texts.clear()
+            if fields is not None:
+                self.room.buzz_player_id, self.room.locked_out = fields
+        await self.publish([scores_event(self.room)])
 
     def _leave(self, player_id: int) -> None:
         if self.online.get(player_id, 0) > 0:

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
@@ -513,6 +514,18 @@ def _lease_work(*, driver: str, renew: list[Room], wanted: list[str], seen: list
     return {"renewed": renewed, "leaders": leaders, "taken": taken, "online": online}
 
 
+def rooms_players_reload(*, room_ids: list[int]) -> None:
+    """Tell the leaders of these rooms to read their players again (call it after the commit that moved
+    them: an account merging a guest's history). A room nobody leads reads them when it is next taken."""
+    layer = get_channel_layer()
+    for slug, driver in Room.objects.filter(pk__in=room_ids).exclude(driver="").values_list("slug", "driver"):
+        try:
+            async_to_sync(layer.send)(driver, {"type": "play.command", "slug": slug, "kind": "players_reload",
+                                               "payload": {}, "conn": 0, "reply_to": ""})
+        except Exception:  # the layer is down: the room shows the guest's line until its leader changes
+            log.warning("room %s: its leader was not told to reload its players", slug, exc_info=True)
+
+
 def _error_text(code: str, message: str) -> str:
     return json.dumps({"type": "error", "code": code, "message": message})
 
@@ -540,4 +553,4 @@ def reset() -> None:
     _hubs.clear()
 
 
-__all__ = ["Conn", "Event", "Hub", "get_hub", "group_name", "reset"]
+__all__ = ["Conn", "Event", "Hub", "get_hub", "group_name", "reset", "rooms_players_reload"]

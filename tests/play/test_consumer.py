@@ -294,3 +294,32 @@ async def test_a_signed_in_browser_joins_as_its_users_agent_and_a_stale_session_
     assert player.agent.user_id is None and player.agent.guest_key
     assert await database_sync_to_async(Agent.objects.filter(user_id=user_id).count)() == 1
     await close_all([a, b])
+
+
+async def test_a_guest_merged_into_an_account_leaves_one_line_on_the_scoreboard(tossup_set):
+    """Signing in merges the guest's player in a room into the account's (accounts.services); the room's
+    leader kept both in memory, and the board showed the guest's line beside the merged one."""
+    from django.contrib.auth import get_user_model
+
+    from quizsite.accounts.services import agent_merge_guest_into_user
+    from quizsite.agents.models import Agent
+    from quizsite.play.models import Player
+
+    a, b = Client(), Client()
+    await a.join("ann")
+    bob = (await b.join("bob"))["player_id"]
+
+    def make_account_and_merge() -> None:
+        account = Agent.objects.get(players__pk=bob)
+        user = get_user_model().objects.create_user("bob", password="a-long-pass-2026")
+        Agent.objects.filter(pk=account.pk).update(user=user, guest_key=None)
+        Player.objects.filter(pk=bob).update(score=10)
+        Player.objects.filter(name="ann").update(score=-5)
+        guest = Agent.objects.get(players__name="ann")
+        assert agent_merge_guest_into_user(user=user, guest_key=guest.guest_key) is not None
+
+    await database_sync_to_async(make_account_and_merge)()
+    scores = await b.until("scores")
+    assert [(p["id"], p["score"]) for p in scores["players"]] == [(bob, 5)]
+    assert set(get_hub().actors["r"].players) == {bob}
+    await close_all([a, b])
