@@ -104,3 +104,17 @@ def asgi_get(
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
+
+
+def count_rows(monkeypatch, owner: object, name: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Swap the row generator `owner.name` for one that counts, in `["read"]`, the rows it has yielded so far."""
+    count = {"read": 0}
+    original = getattr(owner, name)
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        for row in original(*args, **kwargs):
+            count["read"] += 1
+            yield row
+
+    monkeypatch.setattr(owner, name, counting)
+    return count

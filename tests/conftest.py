@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,34 @@ needs_chromium = pytest.mark.skipif(
 
 def launch_chromium(playwright):  # type: ignore[no-untyped-def]
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+@contextmanager
+def browser_page(live_server, *, client=None, viewport=None):  # type: ignore[no-untyped-def]
+    """A chromium page on the live server, signed in as the Django test client's user when one is given."""
+    from django.conf import settings
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            context = browser.new_context(viewport=viewport) if viewport else browser.new_context()
+            if client is not None:
+                session = client.cookies[settings.SESSION_COOKIE_NAME].value
+                context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
+            page = context.new_page()
+            page.set_default_timeout(30000)
+            yield page
+        finally:
+            browser.close()
+
+
+def page_overflow(page) -> int:  # type: ignore[no-untyped-def]
+    """How far the page is wider than the window (px): what makes a phone scroll sideways."""
+    return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
 
 
 # --- Running the suite on two processes (pytest-xdist; `-n 2` in pyproject.toml) ---------------------

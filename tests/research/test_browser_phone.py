@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import launch_chromium, needs_chromium
+from tests.conftest import PHONE, browser_page, needs_chromium, page_overflow
 from tests.research.conftest import make_researcher
-
-PHONE = {"width": 390, "height": 844}
-
-
-def _overflow(page) -> int:  # type: ignore[no-untyped-def]
-    return page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
 
 
 @pytest.mark.browser
@@ -21,9 +15,7 @@ def _overflow(page) -> int:  # type: ignore[no-untyped-def]
 @needs_chromium
 @pytest.mark.django_db(transaction=True)
 def test_agents_pages_and_fit_items_fit_a_phone(live_server, django_user_model, tossup_set, monkeypatch):
-    from django.conf import settings
     from django.test import Client
-    from playwright.sync_api import sync_playwright
 
     from quizsite.agents import runs, selectors
     from quizsite.research.models import FitItem, FitRun
@@ -37,24 +29,15 @@ def test_agents_pages_and_fit_items_fit_a_phone(live_server, django_user_model, 
     fit = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, settings={"dims": 2, "model": "caimira"})
     FitItem.objects.create(fit=fit, key="t/marked_1", item=tossup_set, clue=1, relevance=[0.5, 0.5], difficulty=[1, 2],
                            effective_difficulty=[0.5, 1.0])
-    session = client.cookies[settings.SESSION_COOKIE_NAME].value
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        try:
-            context = browser.new_context(viewport=PHONE)
-            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": session, "url": live_server.url}])
-            page = context.new_page()
-            page.set_default_timeout(30000)
-            for path, table in (
-                ("/research/agents/", "#agents"),
-                ("/research/agents/retriever-bm25/", "table.runs"),
-                (f"/research/fits/{fit.pk}/items/", "table.items"),
-            ):
-                page.goto(f"{live_server.url}{path}")
-                assert page.locator(table).count() == 1, path
-                assert page.evaluate("() => window.innerWidth") == 390
-                assert page.evaluate("() => document.documentElement.scrollWidth") <= 390, f"{path}: {_overflow(page)}px"
-            button = page.locator("form.card button[type=submit]").bounding_box()
-            assert button and button["x"] + button["width"] <= 390
-        finally:
-            browser.close()
+    with browser_page(live_server, client=client, viewport=PHONE) as page:
+        for path, table in (
+            ("/research/agents/", "#agents"),
+            ("/research/agents/retriever-bm25/", "table.runs"),
+            (f"/research/fits/{fit.pk}/items/", "table.items"),
+        ):
+            page.goto(f"{live_server.url}{path}")
+            assert page.locator(table).count() == 1, path
+            assert page.evaluate("() => window.innerWidth") == 390
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= 390, f"{path}: {page_overflow(page)}px"
+        button = page.locator("form.card button[type=submit]").bounding_box()
+        assert button and button["x"] + button["width"] <= 390

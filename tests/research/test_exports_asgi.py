@@ -21,7 +21,7 @@ from quizsite.items.models import Response
 from quizsite.research import exports
 from quizsite.research.models import FitAgent, FitItem, FitRun
 from quizsite.research.prepare import DataSpec
-from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get
+from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get, count_rows
 from tests.conftest import REPO, service_up
 
 
@@ -46,16 +46,7 @@ def counted_rows(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(exports, "CHUNK", 5)
     monkeypatch.setattr(exports, "PARQUET_ROW_GROUP", 5)
     monkeypatch.setattr(streaming, "BATCH_BYTES", 1)
-    count = {"read": 0}
-    original = exports.response_rows
-
-    def counting(qs):  # type: ignore[no-untyped-def]
-        for row in original(qs):
-            count["read"] += 1
-            yield row
-
-    monkeypatch.setattr(exports, "response_rows", counting)
-    return count
+    return count_rows(monkeypatch, exports, "response_rows")
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
@@ -92,18 +83,10 @@ def test_account_download_streams_over_asgi(client, staff, cookies, world, monke
         assert got.body == sync_body(client.get(url)) and got.body.count(b"=try") == 12
 
     monkeypatch.setattr(streaming, "BATCH_BYTES", 1)
-    read = {"rows": 0}
-    original = account_selectors.own_responses
-
-    def counting(a):  # type: ignore[no-untyped-def]
-        for row in original(a):
-            read["rows"] += 1
-            yield row
-
-    monkeypatch.setattr(account_selectors, "own_responses", counting)
+    read = count_rows(monkeypatch, account_selectors, "own_responses")
     seen: list[int] = []
-    asgi_get("/accounts/profile/responses.csv", cookies=cookies, on_body=lambda _c: seen.append(read["rows"]))
-    assert seen[0] == 0 and seen[1] == 1 and read["rows"] == 12  # the header before any row, then row by row
+    asgi_get("/accounts/profile/responses.csv", cookies=cookies, on_body=lambda _c: seen.append(read["read"]))
+    assert seen[0] == 0 and seen[1] == 1 and read["read"] == 12  # the header before any row, then row by row
 
 
 @pytest.fixture
