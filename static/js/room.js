@@ -297,6 +297,8 @@
     $("bot-none").hidden = botsAvailable.length > 0;
   }
 
+  const ERROR_REPEAT_MS = 5000;
+  let lastError = {text: "", at: 0};
   function addChat(who, text, cls) {
     const line = document.createElement("div");
     line.className = "chat-line " + (cls || "");
@@ -456,6 +458,10 @@
         settingsAsked = "";
         return;
       }
+      // the same refusal again within a few seconds (a chatter over its share): one line, not one a message
+      const now = Date.now();
+      if (lastError.text === m.message && now - lastError.at < ERROR_REPEAT_MS) { lastError.at = now; return; }
+      lastError = {text: m.message, at: now};
       addChat("", "⚠ " + m.message, "error");
     },
   };

@@ -400,6 +400,22 @@ def test_escape_leaves_the_chat_box_so_space_buzzes_again(app_url):
         expect(page.locator("#chat-input")).to_have_value("")
 
 
+def test_chat_lines_refused_for_speed_warn_once_not_once_each(app_url):
+    """Past a player's chat share (a burst of 5) each refused line added its own warning to the chat."""
+    from playwright.sync_api import expect
+
+    with _one_page() as page:
+        _enter(page, f"{app_url}/play/chatty/?set=e2e", "Ada")
+        expect(page.locator("#status")).to_contain_text("Press Next")
+        page.click("#chat-input")
+        for n in range(9):
+            page.keyboard.type(f"line {n}")
+            page.keyboard.press("Enter")
+        expect(page.locator("#chat-log")).to_contain_text("line 4")
+        expect(page.locator("#chat-log .chat-line.error")).to_have_count(1)
+        expect(page.locator("#chat-log .chat-line.error")).to_contain_text("chatting too fast")
+
+
 def test_after_a_reload_while_answering_the_deadline_bar_shows_the_time_left(app_url):
     """The bar started full after a reload, as if the whole answer time were left, and then ran faster."""
     from playwright.sync_api import expect
