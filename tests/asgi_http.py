@@ -118,3 +118,12 @@ def count_rows(monkeypatch, owner: object, name: str) -> dict[str, int]:  # type
 
     monkeypatch.setattr(owner, name, counting)
     return count
+
+
+def session_cookies(user) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The cookies of a browser signed in as `user`, for requests sent through the ASGI handler."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return {name: morsel.value for name, morsel in client.cookies.items()}

@@ -235,17 +235,24 @@ def test_the_lobby_name_wins_over_the_remembered_one_and_an_error_keeps_the_form
         expect(page.locator("#lobby-name")).to_have_value("Robert")
 
 
+def _hold_the_buzzer(page, room_url: str, answer_ms: int) -> None:  # type: ignore[no-untyped-def]
+    """Ada enters the room, starts a tossup and buzzes on its third word: the answer box is open."""
+    from playwright.sync_api import expect
+
+    _enter(page, f"{room_url}?ms_per_word=60&dead_ms=800&answer_ms={answer_ms}&set=e2e&categories=Geography", "Ada")
+    expect(page.locator("#status")).to_contain_text("Press Next")
+    page.keyboard.press("n")
+    expect(page.locator("#text")).to_contain_text("W02")
+    page.keyboard.press("Space")
+    expect(page.locator("#answer-input")).to_be_visible()
+
+
 def test_a_reload_while_holding_the_buzzer_gives_the_answer_box_back_to_you(app_url):
     """The page used to say "<your own name> is answering" after the reload, as if someone else held it."""
     from playwright.sync_api import expect
 
     with _one_page() as page:
-        _enter(page, f"{app_url}/play/hold-reload/?ms_per_word=60&dead_ms=800&answer_ms=15000&set=e2e&categories=Geography", "Ada")
-        expect(page.locator("#status")).to_contain_text("Press Next")
-        page.keyboard.press("n")
-        expect(page.locator("#text")).to_contain_text("W02")
-        page.keyboard.press("Space")
-        expect(page.locator("#answer-input")).to_be_visible()
+        _hold_the_buzzer(page, f"{app_url}/play/hold-reload/", answer_ms=15000)
         page.reload()
         expect(page.locator("#answer-input")).to_be_visible()
         expect(page.locator("#status")).to_have_text("You are answering")
@@ -421,12 +428,7 @@ def test_after_a_reload_while_answering_the_deadline_bar_shows_the_time_left(app
     from playwright.sync_api import expect
 
     with _one_page() as page:
-        _enter(page, f"{app_url}/play/bar-reload/?ms_per_word=60&dead_ms=800&answer_ms=10000&set=e2e&categories=Geography", "Ada")
-        expect(page.locator("#status")).to_contain_text("Press Next")
-        page.keyboard.press("n")
-        expect(page.locator("#text")).to_contain_text("W02")
-        page.keyboard.press("Space")
-        expect(page.locator("#answer-input")).to_be_visible()
+        _hold_the_buzzer(page, f"{app_url}/play/bar-reload/", answer_ms=10000)
         page.wait_for_timeout(4000)
         page.reload()
         expect(page.locator("#answer-input")).to_be_visible()

@@ -21,7 +21,7 @@ from quizsite.items.models import Response
 from quizsite.research import exports
 from quizsite.research.models import FitAgent, FitItem, FitRun
 from quizsite.research.prepare import DataSpec
-from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get, count_rows
+from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get, count_rows, session_cookies
 from tests.conftest import REPO, service_up
 
 
@@ -35,9 +35,10 @@ def no_sync_iterator_warning(warnings: list[str]) -> bool:
 
 @pytest.fixture
 def cookies(client, staff) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """The staff researcher's session, for requests that go through the ASGI handler instead."""
+    """The staff researcher's session, for requests that go through the ASGI handler instead (the test's
+    `client` is signed in too, for the WSGI side of the comparisons)."""
     client.force_login(staff)
-    return {name: morsel.value for name, morsel in client.cookies.items()}
+    return session_cookies(staff)
 
 
 @pytest.fixture

@@ -14,23 +14,20 @@ import threading
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
-from django.test import Client
 from django.urls import reverse
 
 from quizsite.core import streaming
 from quizsite.items.models import Response
 from quizsite.research import exports
 from quizsite.research.prepare import DataSpec
-from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_request
+from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_request, session_cookies
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def cookies(staff) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(staff)
-    return {name: morsel.value for name, morsel in client.cookies.items()}
+    return session_cookies(staff)
 
 
 @pytest.fixture
