@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from django.db import models
 
-from quizsite.agents.models import Agent
-
 
 class ItemSet(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
@@ -69,7 +67,7 @@ class Response(models.Model):
         REJECT = "reject", "Reject"
         NONE = "", "Not judged"
 
-    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="responses")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.PROTECT, related_name="responses")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="responses")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     source = models.CharField(max_length=16, choices=Source.choices, db_index=True)
@@ -107,7 +105,7 @@ class RulingReport(models.Model):
         OVERRULED = "overruled", "Overruled"
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="reports")
-    reporter = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    reporter = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
     comment = models.CharField(max_length=500, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
