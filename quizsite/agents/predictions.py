@@ -20,9 +20,9 @@ from pathlib import Path
 from django.db import transaction
 
 from quizsite.items.importers.base import ImportError_, read_records, require
-from quizsite.items.importers.records import agents_get_or_create, agents_subtype_set, subtype_field
 from quizsite.items.models import Item, Response
 
+from .importers.records import agents_get_or_create, agents_subtype_set, subtype_field
 from .models import Agent
 from .scoring import agent_answer_score
 

@@ -1,5 +1,11 @@
 """Importers for each DATA.md format. Each parses the whole file first, then writes in one transaction,
-so a broken file imports nothing and the error names the file and line."""
+so a broken file imports nothing and the error names the file and line.
+
+Why a registry: the formats that bring agents as well as items and responses (caimira, protobowl-log)
+create agents, and agents sit a layer above items (agents read items; items never import agents). Their
+importers live in the agents app (`agents/importers/`), which registers them here when it starts
+(`agents/apps.py`); `import_items --format` and `items_import` find every format in `IMPORTERS`.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +15,23 @@ from typing import Any
 
 from .archaeology import import_archaeology
 from .base import ImportError_, ImportReport
-from .caimira import import_caimira
 from .ghigliottina import import_ghigliottina
-from .protobowl_log import import_protobowl_log
 from .quizbowl import import_quizbowl
 from .romqa import import_romqa
 
-IMPORTERS: dict[str, Callable[..., ImportReport]] = {
+Importer = Callable[..., ImportReport]
+
+IMPORTERS: dict[str, Importer] = {
     "quizbowl": import_quizbowl,
     "ghigliottina": import_ghigliottina,
     "archaeology": import_archaeology,
     "romqa": import_romqa,
-    "caimira": import_caimira,
-    "protobowl-log": import_protobowl_log,
 }
+
+
+def importer_register(fmt: str, importer: Importer) -> None:
+    """Add a format whose importer lives in an app above items (called from that app's `ready()`)."""
+    IMPORTERS[fmt] = importer
 
 
 def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "", **options: Any) -> ImportReport:
@@ -34,4 +43,4 @@ def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "", **o
     return importer(path=Path(path), set_slug=set_slug, set_name=set_name, **options)
 
 
-__all__ = ["IMPORTERS", "ImportError_", "ImportReport", "items_import"]
+__all__ = ["IMPORTERS", "ImportError_", "ImportReport", "Importer", "importer_register", "items_import"]

@@ -21,9 +21,7 @@ from typing import Any
 from django.db import transaction
 
 from quizsite.agents.models import Agent
-from quizsite.items.models import Item, Response
-
-from .base import (
+from quizsite.items.importers.base import (
     ImportError_,
     ImportReport,
     answer_field,
@@ -39,14 +37,11 @@ from .base import (
     text_field,
     tossup_field,
 )
-from .limits import MAX_ANSWER_CHARS, MAX_CLUES
-from .records import (
-    agents_get_or_create,
-    agents_subtype_set,
-    existing_import_keys,
-    occurrence_keys,
-    subtype_field,
-)
+from quizsite.items.importers.limits import MAX_ANSWER_CHARS, MAX_CLUES
+from quizsite.items.importers.records import existing_import_keys, occurrence_keys
+from quizsite.items.models import Item, Response
+
+from .records import agents_get_or_create, agents_subtype_set, subtype_field
 
 AGENT_TYPES: dict[str, str] = {"human": Agent.Kind.HUMAN, "ai": Agent.Kind.AI, "human_group": Agent.Kind.HUMAN_GROUP, "human_team": Agent.Kind.HUMAN_GROUP}
 QUERY_KEYS = ("id", "text", "answer")

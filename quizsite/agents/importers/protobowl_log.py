@@ -20,10 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from quizsite.agents.models import Agent
-from quizsite.items.models import Item, Response
-from quizsite.items.tossups import TossupText
-
-from .base import (
+from quizsite.items.importers.base import (
     ImportError_,
     ImportReport,
     answer_field,
@@ -37,9 +34,13 @@ from .base import (
     text_field,
     tossup_field,
 )
-from .limits import MAX_MS
-from .quizbowl import tossup_item_fields
-from .records import agents_get_or_create, existing_import_keys
+from quizsite.items.importers.limits import MAX_MS
+from quizsite.items.importers.quizbowl import tossup_item_fields
+from quizsite.items.importers.records import existing_import_keys
+from quizsite.items.models import Item, Response
+from quizsite.items.tossups import TossupText
+
+from .records import agents_get_or_create
 
 # "Fri Apr 27 2018 14:12:05 GMT-0700 (PDT)"; the zone name in brackets is optional.
 _DATE = re.compile(r"^\w{3} (\w{3} \d{1,2} \d{4} \d{2}:\d{2}:\d{2}) GMT([+-]\d{2})(\d{2})")
