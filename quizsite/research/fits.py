@@ -35,7 +35,7 @@ from . import services
 from .artifacts import artifact_pack
 from .embedding import DEFAULT_EMBEDDER, cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
-from .prepare import DataSpec, Prepared, prepare, responses_selected
+from .prepare import DataSpec, Prepared, fit_data_shortfall, prepare, responses_selected
 from .selectors import fit_active
 from .services import FitCancelled, FitLost
 
@@ -263,6 +263,11 @@ def _execute_here(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> F
     services.fitrun_counts_set(fit_id=fit_id, attempt=attempt.attempt, counts=prepared.counts)
     if not prepared.responses:
         raise ValueError("no judged responses match this data selection")
+    # Checked again on the prepared data: the form's check may predate new or deleted rows, a periodic
+    # refit has none, and a large selection is only partly checked before it is queued (selectors).
+    shortfall = fit_data_shortfall(prepared.counts)
+    if shortfall:
+        raise ValueError(shortfall)
     # meta travels into the fit's own metrics, so a fit directory says which data selection and which
     # grouping of humans (scheme, sizes, groups made, players left out) made it
     data = irt.FitData.from_records(prepared.queries, prepared.agents, prepared.responses,

@@ -95,6 +95,9 @@ class FitForm(forms.Form):
             )
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from exc
+        shortfall = selectors.fit_data_check(self.spec.data)  # refused here, not queued to fail or mislead
+        if shortfall:
+            raise forms.ValidationError(shortfall)
         return data
 
     @staticmethod

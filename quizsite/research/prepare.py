@@ -63,6 +63,38 @@ GROUPING_CHOICES = [
 ]
 GROUPINGS = tuple(name for name, _label in GROUPING_CHOICES)
 
+# The least data a fit is made from (README, "The least data a fit is made from"). With one agent a fit
+# cannot tell its skill from the items' difficulty (only their difference is in the data), and with one
+# item the other way round; with every ruling the same the likelihood has no maximum (parameters run off
+# to infinity); and under 10 rulings the default 10% validation share expects less than one pair. A floor
+# against degenerate fits, not a promise of a good one: the run's validation metrics say how good it is.
+FIT_MIN_AGENTS = 2
+FIT_MIN_ITEMS = 2
+FIT_MIN_RULINGS = 10
+
+
+def fit_data_shortfall(counts: dict[str, Any]) -> str | None:
+    """Why prepared data (`Prepared.counts`) is too little for a fit, in words for the researcher; None
+    when it is enough. The New-fit form, `fit_caimira`, the run itself and activation all ask this. A
+    count that `counts` lacks is not held against the data (a quick check knows only some of them)."""
+    if counts.get("responses") == 0:
+        return "Too little data for a fit: no judged responses match this data selection."
+    short = []
+    for key, least, noun, why in (
+        ("agents", FIT_MIN_AGENTS, "agent", ": with one agent a fit cannot tell its skill from the items' difficulty"),
+        ("items", FIT_MIN_ITEMS, "item", ""),
+        ("responses", FIT_MIN_RULINGS, "ruling", ""),
+    ):
+        n = counts.get(key)
+        if n is not None and int(n) < least:
+            short.append(f"{n} {noun}{'' if n == 1 else 's'} (at least {least}{why})")
+    rate = counts.get("positive_rate")
+    if counts.get("responses") and rate in (0, 1):
+        short.append(f"every ruling is {'correct' if rate == 1 else 'wrong'} (a fit needs some of each)")
+    if not short:
+        return None
+    return "Too little data for a fit: " + "; ".join(short) + ". Widen the data selection."
+
 
 @dataclass
 class DataSpec:

@@ -17,7 +17,7 @@ from quizsite.items.models import Item, ItemSet, RulingReport
 from .artifacts import fit_data_load, fit_result_load
 from .embedding import cache_dir, encoder_for
 from .models import FitAgent, FitItem, FitRun
-from .prepare import DataSpec, item_keys, item_queries
+from .prepare import DataSpec, fit_data_shortfall, item_keys, item_queries, prepare, responses_selected
 
 KIND_ORDER: dict[str, int] = {Agent.Kind.HUMAN: 0, Agent.Kind.HUMAN_GROUP: 1, Agent.Kind.AI: 2}
 
@@ -197,3 +197,26 @@ def data_spec_names_check(spec: DataSpec) -> None:
 def export_campaigns() -> QuerySet[Campaign]:
     """The annotation campaigns the export page offers as a filter (its answers carry the slug)."""
     return Campaign.objects.select_related("item_set").order_by("slug")
+
+
+# Up to this many selected rows the New-fit form and `fit_caimira` prepare the data to check it (about 1 s
+# for 20,000 rows on a busy two-core machine); above it, preparing would hold the form for longer.
+FIT_CHECK_MAX_ROWS = 20_000
+
+
+def fit_data_check(spec: DataSpec) -> str | None:
+    """Why the data `spec` selects is too little for a fit (`prepare.fit_data_shortfall`), before a run is
+    queued; None when it is enough, or when only the run can tell.
+
+    A small selection is prepared here, so the answer is exact. A large one gets one quick query: with each
+    player their own agent, the agents with a judged row are the fit's agents, so one agent over many rows
+    is refused at once. Whatever else a large selection might lack (grouping that leaves one agent, rulings
+    all alike) the run finds after preparing the data itself: it fails, saying why, and is never active.
+    """
+    selected = responses_selected(spec)
+    if selected.count() <= FIT_CHECK_MAX_ROWS:
+        return fit_data_shortfall(prepare(spec).counts)
+    if spec.grouping != "individual":
+        return None
+    judged = selected.filter(Q(correct__isnull=False) | Q(overrides__isnull=False))
+    return fit_data_shortfall({"agents": judged.values("agent").distinct().count()})

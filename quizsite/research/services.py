@@ -28,6 +28,7 @@ from quizsite.core import liveness
 from quizsite.items.models import Response, ResponseOverride, RulingReport
 
 from .models import FitAgent, FitItem, FitRun
+from .prepare import fit_data_shortfall
 
 if TYPE_CHECKING:
     from .fits import FitSpec
@@ -122,11 +123,18 @@ def fitrun_cancel(*, run: FitRun) -> FitRun:
 
 
 def fitrun_activate(*, run: FitRun) -> FitRun:
-    """Make a succeeded run the active one (the one adaptive play and the default pages use)."""
+    """Make a succeeded run the active one (the one adaptive play and the default pages use).
+
+    A run of too little data (`prepare.fit_data_shortfall` on its counts) is refused: a run no longer
+    gets that far, but one that succeeded before the minimum existed keeps its results and stays inactive.
+    """
     with transaction.atomic():
         run = FitRun.objects.select_for_update().get(pk=run.pk)
         if run.status != FitRun.Status.SUCCEEDED:
             raise ValueError("only a succeeded fit can be active")
+        shortfall = fit_data_shortfall(run.counts or {})
+        if shortfall:
+            raise ValueError(shortfall)
         FitRun.objects.filter(is_active=True).exclude(pk=run.pk).update(is_active=False)
         run.is_active = True
         run.save(update_fields=["is_active"])
@@ -255,6 +263,9 @@ def fitrun_succeed(*, fit_id: int, attempt: int, agents: list[FitAgent], items: 
             except IntegrityError:
                 if attempt_no == 2:
                     log.warning("fit %s succeeded but could not be made active", run.pk)
+            except ValueError as exc:  # too little data: the engine refuses such a run before it gets here
+                log.warning("fit %s succeeded but is not made active: %s", run.pk, exc)
+                break
     return run
 
 

@@ -190,6 +190,11 @@ def test_live_buzzes_on_a_rebuilt_tossup_meet_the_published_rulings(tmp_path, db
     for r in prepared.responses:
         by_query.setdefault(r["query_id"], {})[r["agent_id"]] = r["ruling"]
     assert by_query["c/q1_2"][player.public_id] == 1 and len(by_query["c/q1_2"]) == 3  # live + 2 published
+    solo = Item.objects.get(item_set__slug="c", external_id="solo")
+    for i in range(4):  # more players, so the fit has the least data a fit needs (research README)
+        other = Agent.objects.create(kind="human", name=f"player {i}")
+        Response.objects.create(agent=other, item=tossup, source="live", verdict="accept", correct=i % 2 == 0, clue_index=i % 2)
+        Response.objects.create(agent=other, item=solo, source="live", verdict="accept", correct=i % 2 == 1)
     run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**{**FAST, "data": DataSpec(item_sets=["c"])})).pk)
     assert run.status == "succeeded", run.error
     assert items_without_fit(run) == []  # the rebuilt tossup is in the fit through its prefixes

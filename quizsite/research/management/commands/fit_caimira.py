@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from quizsite.research import fits, services
+from quizsite.research import fits, selectors, services
 from quizsite.research.cli import add_data_arguments, data_spec
 from quizsite.research.embedding import DEFAULT_EMBEDDER
 from quizsite.research.fits import FitSpec
@@ -34,6 +34,9 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        shortfall = selectors.fit_data_check(spec.data)  # refused before a run is queued (research README)
+        if shortfall:
+            raise CommandError(shortfall)
         activate = not o["no_activate"]
         if not o["wait"]:
             run = services.fitrun_start(spec=spec, label=o["label"], reason="command", activate=activate)

@@ -1,0 +1,150 @@
+"""Too little data for a fit is refused at every entry point, and such a fit never becomes the active one.
+
+The minimum (research README, "The least data a fit is made from"): 2 agents, 2 items and 10 rulings, some
+of them correct and some wrong. One agent over a few rulings was the defect: the fit ran and became active.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from quizsite.items.models import Response
+from quizsite.research import fits, selectors, services
+from quizsite.research.fits import FitSpec
+from quizsite.research.models import FitRun
+from quizsite.research.prepare import DataSpec
+
+from .conftest import make_world
+
+FAST = {"embedder": "hashing-16", "max_epochs": 10, "dims": 2}
+FORM = {
+    "grouping": "individual",
+    "group_sizes": "1,5",
+    "model": "caimira",
+    "dims": 2,
+    "embedder": "hashing-16",
+    "template": "{text}",
+    "max_epochs": 10,
+    "val_fraction": 0.1,
+    "seed": 0,
+    "n_clusters": 2,
+    "activate": "on",
+}
+
+
+@pytest.fixture
+def one_player(db, tmp_path):  # type: ignore[no-untyped-def]
+    """Three AI systems and one player: the players alone are one agent."""
+    return make_world(tmp_path, n_humans=1, n_ai=3)
+
+
+@pytest.fixture
+def always_right(db, tmp_path):  # type: ignore[no-untyped-def]
+    """Two players, right on every tossup (and three AI systems to leave out)."""
+    world = make_world(tmp_path, n_humans=2, n_ai=3)
+    Response.objects.filter(agent__kind="human").update(correct=True, verdict="accept")
+    return world
+
+
+@pytest.fixture
+def researcher(client, staff):  # type: ignore[no-untyped-def]
+    client.force_login(staff)
+    return client
+
+
+def _active_fit(research_cache) -> FitRun:  # type: ignore[no-untyped-def]
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**FAST), label="good").pk)
+    assert run.status == "succeeded" and run.is_active, run.error
+    return run
+
+
+def test_the_new_fit_form_refuses_one_agent(
+    researcher, one_player, research_cache, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        page = researcher.post(
+            reverse("research:fit_new"), {**FORM, "agent_kinds": ["human"], "label": "one player"}
+        )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Too little data for a fit" in html and "1 agent (at least 2" in html
+    assert not FitRun.objects.exists()
+
+
+def test_the_new_fit_form_refuses_rulings_that_are_all_correct(researcher, always_right, research_cache):
+    page = researcher.post(
+        reverse("research:fit_new"), {**FORM, "agent_kinds": ["human"], "label": "all right"}
+    )
+    assert page.status_code == 200 and "every ruling is correct" in page.content.decode()
+    assert not FitRun.objects.exists()
+
+
+def test_the_new_fit_form_still_starts_a_fit_of_enough_data(researcher, one_player, research_cache):
+    page = researcher.post(
+        reverse("research:fit_new"), {**FORM, "agent_kinds": ["human", "ai"], "label": "everyone"}
+    )
+    assert page.status_code == 302 and FitRun.objects.filter(label="everyone").exists()
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_fit_caimira_refuses_one_agent(one_player, research_cache, wait):
+    args = ["--agent-kinds", "human", "--embedder", "hashing-16", "--epochs", "10", "--dims", "2"]
+    with pytest.raises(CommandError, match=r"Too little data for a fit: 1 agent \(at least 2"):
+        call_command("fit_caimira", *args, *(["--wait"] if wait else []))
+    assert not FitRun.objects.exists()
+
+
+def test_a_large_selection_is_checked_by_its_run_and_never_becomes_active(
+    researcher, always_right, research_cache, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Above the form's preparing bound only what the rows say at once is checked (one agent); the rest is
+    checked by the run after it prepared the data: it fails, saying why, and the active fit stays."""
+    good = _active_fit(research_cache)
+    monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)  # two players: the quick check passes
+    with django_capture_on_commit_callbacks(execute=True):
+        response = researcher.post(
+            reverse("research:fit_new"), {**FORM, "agent_kinds": ["human"], "label": "all right"}
+        )
+    assert response.status_code == 302
+    run = FitRun.objects.get(label="all right")
+    assert run.status == "failed" and "every ruling is correct" in run.error and not run.is_active
+    good.refresh_from_db()
+    assert good.is_active
+    page = researcher.get(reverse("research:fit_detail", args=[run.pk])).content.decode()
+    assert "every ruling is correct" in page
+
+
+def test_a_large_selection_of_one_agent_is_refused_at_once(researcher, one_player, monkeypatch):
+    monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)
+    page = researcher.post(
+        reverse("research:fit_new"), {**FORM, "agent_kinds": ["human"], "label": "one player"}
+    )
+    assert page.status_code == 200 and "1 agent (at least 2" in page.content.decode()
+    assert not FitRun.objects.exists()
+
+
+def test_a_run_whose_data_shrank_after_it_was_queued_fails_and_the_active_fit_stays(
+    one_player, research_cache
+):
+    """A run queued with enough data (or a periodic refit) is checked again by its own preparation."""
+    good = _active_fit(research_cache)
+    run = services.fitrun_create(
+        spec=FitSpec(**FAST, data=DataSpec(agent_kinds=["human"])), label="one player"
+    )
+    run = fits.fit_run_execute(fit_id=run.pk)
+    assert run.status == "failed" and "1 agent (at least 2" in run.error
+    assert not run.is_active and FitRun.objects.get(is_active=True).pk == good.pk
+
+
+def test_an_older_fit_of_too_little_data_cannot_be_made_active(researcher, one_player, research_cache):
+    """A fit that succeeded before the minimum existed keeps its results but cannot become active."""
+    good = _active_fit(research_cache)
+    counts = {**good.counts, "agents": 1, "agents_by_kind": {"human": 1}, "responses": 5}
+    old = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, settings=good.settings, counts=counts)
+    page = researcher.post(reverse("research:fit_activate", args=[old.pk]), follow=True).content.decode()
+    assert "Too little data for a fit" in page and "1 agent (at least 2" in page
+    old.refresh_from_db()
+    good.refresh_from_db()
+    assert not old.is_active and good.is_active
