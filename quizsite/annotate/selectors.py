@@ -63,6 +63,31 @@ def participant_answer_count(participant: Participant) -> int:
 
 
 @dataclass(frozen=True)
+class Tally:
+    """What the end page says an annotator did: the study's items answered and skipped, and, apart, the
+    practice items. Attention checks count as the study's items: to the annotator they are, and the
+    page must not tell them which were checks."""
+
+    answered: int
+    skipped: int
+    practice: int
+
+
+def participant_tally(participant: Participant) -> Tally:
+    """The end page's counts (the progress bar's `done` counts practice and skips too: it is the session's
+    position, not what was done). For authoring, the entries written."""
+    if participant.campaign.task == Task.ARCHAEOLOGY_AUTHOR:
+        return Tally(answered=participant.authored.count(), skipped=0, practice=0)
+    real = ~Q(role=Assignment.Role.TRAINING)
+    counts = participant.assignments.aggregate(
+        answered=Count("id", filter=real & Q(state=Assignment.State.DONE)),
+        skipped=Count("id", filter=real & Q(state=Assignment.State.SKIPPED)),
+        practice=Count("id", filter=~real & Q(state__in=(Assignment.State.DONE, Assignment.State.SKIPPED))),
+    )
+    return Tally(**counts)
+
+
+@dataclass(frozen=True)
 class Completion:
     """Where an annotator stands against the campaign's minimum of real answers."""
 

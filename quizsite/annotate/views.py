@@ -298,7 +298,8 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "campaign": campaign,
             "participant": participant,
-            "progress": selectors.participant_progress(participant),
+            "tally": selectors.participant_tally(participant),
+            "authoring": campaign.task == Task.ARCHAEOLOGY_AUTHOR,
             "completion": selectors.participant_completion(participant),
         },
     )

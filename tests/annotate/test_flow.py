@@ -213,7 +213,8 @@ def test_archaeology_author_then_researcher_approves(make_campaign, client, admi
         "other_question_1": "How long do cats live?", "other_question_2": "What do cats eat?",
     })
     assert done.url == "/annotate/c/done/"
-    assert "CODE-123" in client.get(done.url).content.decode()
+    end = client.get(done.url).content.decode()
+    assert "CODE-123" in end and "you wrote 1 entry." in end  # entries, not items answered
     authored = AuthoredItem.objects.get()
     assert authored.status == "pending" and authored.duration_ms is not None
     assert client.get("/annotate/manage/c/").status_code == 302  # annotators are not researchers: sent to sign in

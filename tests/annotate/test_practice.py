@@ -20,7 +20,7 @@ from quizsite.annotate.tasks import AnnotateError
 from quizsite.items.models import Response
 from quizsite.research import exports
 from quizsite.research.prepare import DataSpec
-from tests.annotate.test_flow import enter, post, show
+from tests.annotate.test_flow import enter, finish_page, post, show
 
 
 def _answer_true(client: Client, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -244,3 +244,25 @@ def test_a_skipped_practice_item_is_no_skip_on_the_manage_page(make_campaign, cl
     assert [a["skipped"] for a in data["annotators"]] == [0]
     page = admin_client.get("/annotate/manage/c/").content.decode()
     assert "0 skips" in page
+
+
+def test_end_page_counts_the_real_items_and_the_practice_apart(make_campaign, client):
+    """Two practice items, two real ones answered, one skipped: the end page said "(4 items)", practice
+    included. It counts the real items answered, and names the practice and the skip apart."""
+    make_campaign("archaeology-choose", "arch", per_item=2, practice=1, min_answers=2)
+    enter(client, "c")
+    ctx = show(client, "c")
+    assert ctx["training"]
+    _answer_true(client, ctx)
+    for _ in range(2):
+        ctx = show(client, "c")
+        assert not ctx["training"]
+        post(client, "c", ctx["assignment"], choice=0)
+    ctx = show(client, "c")
+    client.post("/annotate/c/item/", {"assignment": ctx["assignment"].pk, "action": "skip", "reason": "skip"})
+    page = finish_page(client, "c")
+    assert "CODE-123" in page
+    finished = page.split('id="finished"', 1)[1].split("</p>", 1)[0]
+    assert "you answered 2 items" in finished and "4 items" not in finished and "3 items" not in finished
+    assert "1 item skipped" in page
+    assert "1 practice item at the start" in page and "not counted" in page
