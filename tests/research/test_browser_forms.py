@@ -8,9 +8,12 @@ import shutil
 
 import pytest
 
+from tests.conftest import PHONE, browser_page
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed")]
 
+DESKTOP = {"width": 1280, "height": 900}
 GEOMETRY = """() => [...document.querySelectorAll('form input[type=checkbox]')].map(box => {
   const label = box.closest('label');
   const b = box.getBoundingClientRect();
@@ -95,3 +98,55 @@ def test_no_control_runs_past_its_own_field(live_server, django_user_model, monk
             for c in controls:
                 assert c["control"][0] >= c["field"][0] - 1 and c["control"][1] <= c["field"][1] + 1, f"{path}: {c}"
         browser.close()
+
+
+# Each checkbox, the text of its own label (the label around it, or the one `for` it; the label's own text
+# nodes, not its help or errors), and where both are: the text's line boxes beside the checkbox.
+BESIDE = """() => [...document.querySelectorAll('form input[type=checkbox]')].map(box => {
+  const label = box.closest('label') || (box.id && document.querySelector(`label[for="${box.id}"]`));
+  const b = box.getBoundingClientRect();
+  const texts = label ? [...label.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()) : [];
+  const lines = texts.flatMap(node => {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    return [...range.getClientRects()].filter(r => r.width > 0);
+  });
+  return {name: box.name, value: box.value, text: texts.map(n => n.textContent.trim()).join(' '),
+          box: [b.left, b.top, b.right, b.bottom], lines: lines.map(r => [r.left, r.top, r.right, r.bottom])};
+})"""
+
+
+def _beside(box: dict) -> bool:
+    """The checkbox overlaps a line of its label's text vertically, and that line starts (or ends) within
+    16 px of it: the two read as one line, the box next to its words."""
+    left, top, right, bottom = box["box"]
+    for t_left, t_top, t_right, t_bottom in box["lines"]:
+        overlaps = top < t_bottom and t_top < bottom
+        if overlaps and (0 <= t_left - right <= 16 or 0 <= left - t_right <= 16):
+            return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_every_checkbox_of_the_three_forms_sits_beside_its_label(live_server, django_user_model, monkeypatch, viewport):
+    """The New-campaign form's "Invited accounts only" box sat on the line below its label at 1280 px (the
+    label's text, then the box, stacked); every checkbox of the New-campaign, New-fit and Exports forms is
+    beside its own label's text, on a desktop and on a phone."""
+    from django.test import Client
+
+    from tests.research.conftest import make_researcher
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    client = Client()
+    client.force_login(make_researcher(django_user_model.objects.create_user("res", password="pw")))
+    with browser_page(live_server, client=client, viewport=viewport) as page:
+        for path, least in (("/annotate/manage/new/", 1), ("/research/fits/new/", 5), ("/research/exports/", 5)):
+            page.goto(f"{live_server.url}{path}")
+            boxes = page.evaluate(BESIDE)
+            assert len(boxes) >= least, path
+            for box in boxes:
+                assert box["text"], f"{path}: checkbox {box['name']} has no label text"
+                assert _beside(box), f"{path} at {viewport['width']} px: {box['name']} is not beside its label: {box}"
+        assert page.evaluate("() => window.innerWidth") == viewport["width"]
