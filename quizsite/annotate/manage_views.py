@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -14,6 +15,8 @@ from . import selectors, services
 from .forms import CampaignForm, logins
 from .models import AuthoredItem, Campaign
 from .tasks import AnnotateError, Task
+
+ITEMS_PER_PAGE = 50  # rows of a campaign page's Items table
 
 
 @researcher_required
@@ -42,8 +45,11 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if request.GET.get("format") == "json":
         return JsonResponse(stats, json_dumps_params={"indent": 2})
     link = request.build_absolute_uri(f"/annotate/{campaign.slug}/")
+    # The per-item table a page at a time (a campaign may have thousands of items); every total on the page
+    # is computed over the whole campaign by campaign_stats, and the JSON report keeps every item.
+    items = Paginator(stats["items"], ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "annotate/manage/detail.html", {
-        "campaign": campaign, "stats": stats, "link": link, "pending": selectors.authored_pending(campaign)[:50],
+        "campaign": campaign, "stats": stats, "items": items, "link": link, "pending": selectors.authored_pending(campaign)[:50],
         "is_write": campaign.task == Task.ARCHAEOLOGY_WRITE,
         "invited": campaign.invited.order_by("username"),
         "practice_items": campaign.training_items.order_by("external_id").values_list("external_id", flat=True),

@@ -207,3 +207,65 @@ def test_a_campaign_with_one_annotator_per_item_says_it_has_no_agreement(make_ca
         post(client, "c", ctx["assignment"], choice=0)
     text = _agreement_text(admin_client.get("/annotate/manage/c/").content.decode())
     assert "each item goes to one annotator only (k = 1)" in text
+
+
+def _item_rows(page: str) -> list[tuple[str, int]]:
+    """The Items table's rows on a manage page: (item id, answers)."""
+    section = re.search(r'<section class="card" id="items">(.*?)</section>', page, re.S)
+    assert section, "no items section"
+    return [(m.group(1), int(m.group(2))) for m in re.finditer(r"<tr><td>([^<]+)</td><td>(\d+)</td>", section.group(1))]
+
+
+def test_a_large_campaign_lists_its_items_a_page_at_a_time(db, tmp_path, admin_client):
+    """A campaign of 120 items listed all 120 on its manage page. It lists 50 a page, with page links that
+    keep the other query parameters; the totals above are the whole campaign's on every page."""
+    from datetime import UTC, datetime
+
+    from quizsite.agents.models import Agent
+    from quizsite.annotate.services import (
+        assignment_current,
+        assignment_submit,
+        campaign_create,
+        participant_consent,
+        participant_get_or_create,
+    )
+    from quizsite.items.importers import items_import
+    from quizsite.items.models import ItemSet
+
+    rows = [{**GHIGLIOTTINA[n % 4], "id": f"big{n:03d}"} for n in range(120)]
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items_import(fmt="ghigliottina", path=path, set_slug="big")
+    campaign = campaign_create(slug="big", item_set=ItemSet.objects.get(slug="big"), task="ghigliottina-choose", per_item=1)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    answered = []
+    for name in ("ann1", "ann2", "ann3"):  # one answer each
+        agent = Agent.objects.create(kind="human", name=name)
+        p = participant_consent(participant=participant_get_or_create(campaign=campaign, agent=agent), now=now)
+        a = assignment_current(participant=p, now=now)
+        assert a is not None
+        assignment_submit(participant=p, assignment_id=a.pk, post={"choice": 0}, now=now)
+        answered.append(a.item.external_id)
+
+    seen: list[tuple[str, int]] = []
+    for number, size in ((1, 50), (2, 50), (3, 20)):
+        page = admin_client.get(f"/annotate/manage/big/?page={number}&view=all").content.decode()
+        listed = _item_rows(page)
+        assert len(listed) == size, number
+        seen += listed
+        first = 50 * (number - 1) + 1
+        assert f"Items {first}–{first + size - 1} of 120" in page
+        # the totals are the campaign's, not the page's
+        assert "3 of 120 answers; 3 of 120 items complete" in page  # k = 1
+        links = re.findall(r'<a href="(\?[^"]*)"[^>]*>(previous|next)', page)
+        for href, _word in links:
+            assert "view=all" in href, href  # the other query parameters stay
+        assert [w for _h, w in links] == {1: ["next"], 2: ["previous", "next"], 3: ["previous"]}[number]
+        if number < 3:
+            assert f'<a href="?page={number + 1}&amp;view=all#items" rel="next">next' in page
+    assert [i for i, _n in seen] == [r["id"] for r in rows]  # every item once, in order
+    assert sorted(i for i, n in seen if n) == sorted(answered) and sum(n for _i, n in seen) == 3
+    # a page past the end shows the last one
+    assert len(_item_rows(admin_client.get("/annotate/manage/big/?page=99").content.decode())) == 20
+    data = json.loads(admin_client.get("/annotate/manage/big/?format=json").content)
+    assert len(data["items"]) == 120  # the JSON report keeps every item
