@@ -130,7 +130,9 @@ def _beside(box: dict) -> bool:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_every_checkbox_of_the_three_forms_sits_beside_its_label(live_server, django_user_model, monkeypatch, viewport):
+def test_every_checkbox_of_the_three_forms_sits_beside_its_label(
+    live_server, django_user_model, monkeypatch, viewport
+):
     """The New-campaign form's "Invited accounts only" box sat on the line below its label at 1280 px (the
     label's text, then the box, stacked); every checkbox of the New-campaign, New-fit and Exports forms is
     beside its own label's text, on a desktop and on a phone."""
@@ -142,11 +144,17 @@ def test_every_checkbox_of_the_three_forms_sits_beside_its_label(live_server, dj
     client = Client()
     client.force_login(make_researcher(django_user_model.objects.create_user("res", password="pw")))
     with browser_page(live_server, client=client, viewport=viewport) as page:
-        for path, least in (("/annotate/manage/new/", 1), ("/research/fits/new/", 5), ("/research/exports/", 5)):
+        for path, least in (
+            ("/annotate/manage/new/", 1),
+            ("/research/fits/new/", 5),
+            ("/research/exports/", 5),
+        ):
             page.goto(f"{live_server.url}{path}")
             boxes = page.evaluate(BESIDE)
             assert len(boxes) >= least, path
             for box in boxes:
                 assert box["text"], f"{path}: checkbox {box['name']} has no label text"
-                assert _beside(box), f"{path} at {viewport['width']} px: {box['name']} is not beside its label: {box}"
+                assert _beside(box), (
+                    f"{path} at {viewport['width']} px: {box['name']} is not beside its label: {box}"
+                )
         assert page.evaluate("() => window.innerWidth") == viewport["width"]

@@ -68,7 +68,8 @@ def test_a_fit_item_page_fits_a_phone(live_server, staff, world, research_cache,
     for n, agent in enumerate(a for a in world["agents"] if a.kind == "ai"):
         agent.name = f"divyagoyal6224/moksh_tossup_multimodal_qa_{n}"
         agent.save(update_fields=["name"])
-    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(embedder="hashing-16", max_epochs=10, dims=5)).pk)
+    spec = FitSpec(embedder="hashing-16", max_epochs=10, dims=5)
+    run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=spec).pk)
     assert run.status == "succeeded", run.error
     client = Client()
     client.force_login(staff)

@@ -54,7 +54,8 @@ def researcher(client, staff):  # type: ignore[no-untyped-def]
     return client
 
 
-def _active_fit(research_cache) -> FitRun:  # type: ignore[no-untyped-def]
+def _active_fit() -> FitRun:
+    """A fit of every agent, active: the one a refused or failed fit must leave active."""
     run = fits.fit_run_execute(fit_id=services.fitrun_create(spec=FitSpec(**FAST), label="good").pk)
     assert run.status == "succeeded" and run.is_active, run.error
     return run
@@ -101,7 +102,7 @@ def test_a_large_selection_is_checked_by_its_run_and_never_becomes_active(
 ):
     """Above the form's preparing bound only what the rows say at once is checked (one agent); the rest is
     checked by the run after it prepared the data: it fails, saying why, and the active fit stays."""
-    good = _active_fit(research_cache)
+    good = _active_fit()
     monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)  # two players: the quick check passes
     with django_capture_on_commit_callbacks(execute=True):
         response = researcher.post(
@@ -129,7 +130,7 @@ def test_a_run_whose_data_shrank_after_it_was_queued_fails_and_the_active_fit_st
     one_player, research_cache
 ):
     """A run queued with enough data (or a periodic refit) is checked again by its own preparation."""
-    good = _active_fit(research_cache)
+    good = _active_fit()
     run = services.fitrun_create(
         spec=FitSpec(**FAST, data=DataSpec(agent_kinds=["human"])), label="one player"
     )
@@ -140,7 +141,7 @@ def test_a_run_whose_data_shrank_after_it_was_queued_fails_and_the_active_fit_st
 
 def test_an_older_fit_of_too_little_data_cannot_be_made_active(researcher, one_player, research_cache):
     """A fit that succeeded before the minimum existed keeps its results but cannot become active."""
-    good = _active_fit(research_cache)
+    good = _active_fit()
     counts = {**good.counts, "agents": 1, "agents_by_kind": {"human": 1}, "responses": 5}
     old = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, settings=good.settings, counts=counts)
     page = researcher.post(reverse("research:fit_activate", args=[old.pk]), follow=True).content.decode()
