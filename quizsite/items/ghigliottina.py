@@ -12,6 +12,8 @@ candidates: they would make other games' solutions distractors far more often th
 A solution shorter than SHORT_MAX_LEN - 1 letters ("a", "po") would leave no eligible word, so the
 length rule is relaxed to at most SHORT_MAX_LEN letters and the item records that it was (`Pick`).
 A numeric solution ("18") gets numeric distractors (1..100), so the form of a choice gives nothing away.
+A vulgar or offensive word is never a candidate (`blocklist.py`: glin-profanity's Italian and English
+lists, with Italian plurals and past participles).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .blocklist import Blocklist, blocklist_open
 from .vectors import WordVectors
 
 WORDLISTS = Path(__file__).resolve().parent / "wordlists"
@@ -169,19 +172,32 @@ class DistractorPicker:
     `vocabulary` overrides the candidates (tests); otherwise the source's own words (a fastText file's),
     else `italian_vocabulary()`. `solutions` are the solutions of all the games being imported: they are
     candidates like any word, but `keep_other` (0..1) thins them, so that they do not turn up as
-    distractors more often than a random draw from the vocabulary would make them (see the importer)."""
+    distractors more often than a random draw from the vocabulary would make them (see the importer).
+    Words in `blocklist` (default: the configured one, `blocklist_open()`) are never candidates; they are
+    embedded with the rest, so the vectors cache does not depend on the blocklist."""
 
-    def __init__(self, source: WordVectors, vocabulary: Sequence[str] | None = None, solutions: Sequence[str] = ()):
+    def __init__(
+        self,
+        source: WordVectors,
+        vocabulary: Sequence[str] | None = None,
+        solutions: Sequence[str] = (),
+        blocklist: Blocklist | None = None,
+    ):
         self.source = source
         vocab = vocabulary if vocabulary is not None else source.vocabulary()
-        self.words = _clean(vocab if vocab is not None else italian_vocabulary())
-        self.matrix = _vocabulary_vectors(source, self.words)
+        words = _clean(vocab if vocab is not None else italian_vocabulary())
+        matrix = _vocabulary_vectors(source, words)
+        self.blocklist = blocklist if blocklist is not None else blocklist_open()
+        keep = [i for i, w in enumerate(words) if w not in self.blocklist]
+        self.blocked = len(words) - len(keep)  # candidate words left out as vulgar or offensive
+        self.words = [words[i] for i in keep]
+        self.matrix = matrix[keep]
         self.keep_other = 1.0
         self.name = source.name
         self._numbers: np.ndarray | None = None
         self.solutions = frozenset(s.strip().lower() for s in solutions)
         self._tables: dict[bool, tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._cache: dict[str, np.ndarray] = dict(zip(self.words, self.matrix, strict=True)) if self.words else {}
+        self._cache: dict[str, np.ndarray] = dict(zip(words, matrix, strict=True)) if words else {}
 
     def warm(self, texts: Sequence[str]) -> None:
         """Embed many clues in one batch (one model call per game would cost far more)."""

@@ -1,5 +1,6 @@
 """La Ghigliottina raw games: a real Italian vocabulary, open games instead of refusals, the short-solution
-rule, the card's split sizes, and distractors that are other games' solutions no more often than chance."""
+rule, the card's split sizes, distractors that are other games' solutions no more often than chance, and
+never a vulgar or offensive word."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from quizsite.items.blocklist import blocklist_open, participles, plurals
 from quizsite.items.ghigliottina import (
     SHORT_MAX_LEN,
     DistractorPicker,
@@ -20,7 +22,7 @@ from quizsite.items.ghigliottina import (
     italian_vocabulary,
     length_rule,
 )
-from quizsite.items.importers import items_import
+from quizsite.items.importers import ImportError_, items_import
 from quizsite.items.models import Item
 from tests.annotate.fakes import FakeVectors
 from tests.conftest import SHARED_DATA
@@ -57,8 +59,10 @@ def test_default_vocabulary_is_wordfreq_italian_not_a_hand_list():
     assert len(vocab) >= 15_000 and len(set(vocab)) == len(vocab)
     assert {"casa", "chitarra", "bottiglia", "città"} <= set(vocab)
     assert not {"della", "che", "sono", "di"} & set(vocab)  # function words and 2-letter words are no choice
-    picker = DistractorPicker(HashVectors())  # a source without words of its own uses it
-    assert picker.words == list(vocab)
+    picker = DistractorPicker(HashVectors())  # a source without words of its own uses it, less blocked words
+    blocked = blocklist_open()
+    assert picker.words == [w for w in vocab if w not in blocked]
+    assert 50 < picker.blocked < 300 and picker.blocked + len(picker.words) == len(vocab)
 
 
 def test_short_solution_rule():
@@ -131,6 +135,101 @@ def test_split_option_is_recorded_on_the_items(tmp_path):
     assert "split card: 2 train / 18 test" in report.summary()
 
 
+class TopicVectors:
+    """Clue k on axis k; `table` puts a word on some axes. Words on three axes are the best distractors
+    (close to three clues, far from two); words on four axes are worse."""
+
+    name = "topic:test"
+
+    def __init__(self, table: dict[str, list[int]]):
+        self.table = {"pane": [0], "gioco": [1], "testa": [2], "osso": [3], "zoccolo": [4], **table}
+
+    def vectors(self, words: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(words), 6), np.float32)
+        for i, w in enumerate(words):
+            out[i, self.table.get(w.lower(), [5])] = 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def vocabulary(self) -> list[str] | None:
+        return None
+
+
+# The nearest words to the clues are vulgar: a listed word, a plural and a past participle of listed
+# words, and an English entry; the innocent words are further away. "qzzzzzzz" has no Zipf frequency, so
+# the frequency band favours no word and closeness alone ranks them.
+VULGAR = {"cazzo": [0, 1, 2], "stronzi": [1, 2, 3], "fottuto": [2, 3, 4], "porno": [0, 3, 4]}
+INNOCENT = {"pila": [0, 1, 2, 3], "mano": [1, 2, 3, 4], "rete": [0, 2, 3, 4]}
+CLUES = ["pane", "gioco", "testa", "osso", "zoccolo"]
+
+
+def test_blocklist_matches_listed_words_and_their_plurals_and_participles_not_prefixes_or_genders():
+    blocked = blocklist_open()
+    assert {"cazzo", "cazzi", "stronzi", "puttane", "troie", "coglioni", "fottuto", "incazzato", "porno"} <= blocked.blocked
+    assert "Cazzo" in blocked and "MERDE" in blocked
+    # no prefix, substring or gender match; a far more frequent plural is another word (monta -> monte)
+    for word in ("montagna", "monte", "segale", "ballerina", "classe", "fico", "topo", "tetto", "cappello", "scopa"):
+        assert word not in blocked, word
+    assert plurals("cazzo") == {"cazzi"} and plurals("finocchio") == {"finocchi"} and plurals("fica") == {"fiche"}
+    assert plurals("battere") == set() and participles("fottere") == {"fottuto", "fottuta", "fottuti", "fottute"}
+
+
+def test_a_blocked_word_nearest_to_the_clues_is_never_a_distractor():
+    """The three nearest words are vulgar ones (a listed word, a plural, a participle) and an English
+    entry; the picker must pass over all of them to the innocent words further away."""
+    source = TopicVectors({**VULGAR, **INNOCENT})
+    picker = DistractorPicker(source, vocabulary=[*VULGAR, *INNOCENT])
+    assert sorted(picker.pick(CLUES, "qzzzzzzz")) == sorted(INNOCENT)
+    assert picker.words == list(INNOCENT) and picker.blocked == len(VULGAR)
+    # with the filter off, the vulgar words win on closeness: the test's vectors do what it says
+    unfiltered = DistractorPicker(source, vocabulary=[*VULGAR, *INNOCENT], blocklist=blocklist_open("none"))
+    assert set(unfiltered.pick(CLUES, "qzzzzzzz")) <= set(VULGAR)
+
+
+GAME_FAR = {"w1": "pane", "w2": "gioco", "w3": "testa", "w4": "osso", "w5": "zoccolo", "solution": "qzzzzzzz"}
+
+
+def _import_one(tmp_path: Path, set_slug: str, vocab: list[str], source: TopicVectors, **options):
+    """(the distractors, the item's data, the report) of GAME_FAR imported alone with `options`."""
+    path = write_jsonl(tmp_path / f"{set_slug}.jsonl", [{**GAME_FAR, "id": set_slug}])
+    report = items_import(fmt="ghigliottina", path=path, set_slug=set_slug, vectors=source, vocabulary=vocab,
+                          **options)
+    data = Item.objects.get(item_set__slug=set_slug).data
+    return set(data["choices"]) - {GAME_FAR["solution"]}, data, report
+
+
+@pytest.mark.django_db
+def test_blocklist_import_option_none_a_file_or_the_default(tmp_path):
+    """The default is glin-profanity; `blocklist` can turn it off, or name files that add words or take
+    listed ones back (-word); each item records the blocklist, and the report says how many words it left out."""
+    vocab = [*VULGAR, *INNOCENT, "sole"]
+    source = TopicVectors({**VULGAR, **INNOCENT, "sole": [0, 1, 2, 3, 4]})
+
+    distractors, data, report = _import_one(tmp_path, "default", vocab, source)
+    assert distractors == set(INNOCENT) and data["distractor_blocklist"].startswith("glin-profanity ")
+    assert "4 of 8 candidate words left out as vulgar or offensive" in report.summary()
+
+    distractors, data, _ = _import_one(tmp_path, "off", vocab, source, blocklist="none")
+    assert distractors <= set(VULGAR) and data["distractor_blocklist"] == "none"
+
+    extra = tmp_path / "extra.txt"
+    extra.write_text("# ours\npila mano\n-cazzo  # not here\n", encoding="utf-8")
+    distractors, data, _ = _import_one(tmp_path, "file", vocab, source, blocklist=f"glin-profanity,{extra}")
+    assert distractors == {"cazzo", "rete", "sole"} and data["distractor_blocklist"].endswith(" + extra.txt")
+
+    with pytest.raises(ImportError_, match="not 'glin-profanity', 'none' or a file of words"):
+        _import_one(tmp_path, "missing", vocab, source, blocklist=str(tmp_path / "nope.txt"))
+
+
+@pytest.mark.django_db
+def test_blocklist_setting_is_the_default(tmp_path, settings):
+    extra = tmp_path / "words.txt"
+    extra.write_text("pila mano rete\n", encoding="utf-8")
+    settings.GHIGLIOTTINA_BLOCKLIST = str(extra)  # replaces glin-profanity: the vulgar words come back
+    source = TopicVectors({**VULGAR, **INNOCENT})
+    distractors, data, _ = _import_one(tmp_path, "setting", [*VULGAR, *INNOCENT], source)
+    assert distractors <= set(VULGAR) and data["distractor_blocklist"] == "words.txt"
+
+
 def _games() -> list[dict]:
     if not GAMES_615.exists():
         pytest.skip("../shared/data/ghigliottina is not present")
@@ -197,6 +296,15 @@ def test_import_items_command_imports_all_615_games_with_the_default_configurati
     assert "split card: 62 train / 553 test" in text
     assert "embedding nearest-choice" in text and "other games' solutions" in text
     four = [i for i in items if i.data["choices"]]
+    # no distractor is a vulgar or offensive word (before the blocklist: 15 of the 1,845 were, in 15 games:
+    # cazzo twice, culo, merda, troia, stronzi, coglione, coglioni, tette, fica, cagata, porno; venire,
+    # venite and carità, listed by LDNOOBW)
+    blocked = blocklist_open()
+    assert not [(i.external_id, c) for i in four for c in i.data["choices"] if c != i.answer and c in blocked]
+    assert "candidate words left out as vulgar or offensive" in text
+    assert all(i.data["distractor_blocklist"] == blocked.label for i in items)
+    open_games = [i.external_id for i in items if not i.data["choices"]]
+    assert all(f"({e})" in text for e in open_games)  # the report names any game left open
     for item in four:
         clues = [c.lower() for c in item.data["clues"]]
         distractors = [c for c in item.data["choices"] if c != item.answer]

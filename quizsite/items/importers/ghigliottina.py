@@ -1,7 +1,8 @@
 """`ghigliottina` format (DATA.md): raw games or the 4-choice form, as JSON lines, a JSON array, or the
 EVALITA 2018 XML. Raw games get three distractors from a pluggable word-vector source (rules in
 quizsite/items/ghigliottina.py); a game for which fewer than three eligible words exist is imported as an
-open game and named in the report, never a reason to refuse the file. The report also measures the
+open game and named in the report, never a reason to refuse the file. No distractor is a vulgar or
+offensive word (quizsite/items/blocklist.py; `blocklist` names other sources). The report also measures the
 distractors: the embedding nearest-choice baseline, a most-frequent-word baseline, and the share of
 distractors that are other games' solutions against random vocabulary draws."""
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
+from quizsite.items.blocklist import blocklist_open
 from quizsite.items.ghigliottina import (
     CARD_SPLIT_SCHEME,
     SHORT_MAX_LEN,
@@ -143,11 +145,14 @@ def import_ghigliottina(
     vectors: WordVectors | str | Path | None = None,
     split: str = "",
     vocabulary: list[str] | None = None,
+    blocklist: str | None = None,
 ) -> ImportReport:
     """Import games; raw ones get three distractors. A raw game for which fewer than three eligible words
     exist is imported as an open game (no choices) and named in the report. `split="card"` records the
     HF card's proportions (train 62 / test 553 for the 615 games, reproducibly drawn) on each game that
-    has no `split` of its own. `vocabulary` replaces the candidate words (tests)."""
+    has no `split` of its own. `vocabulary` replaces the candidate words (tests). `blocklist` names the
+    words that are never distractors (`blocklist_open`: "glin-profanity", files, or "none"; default the
+    GHIGLIOTTINA_BLOCKLIST setting, else glin-profanity)."""
     path = Path(path)
     if split and split not in SPLITS:
         raise ImportError_(str(path), 0, f"unknown split {split!r}; known: {', '.join(SPLITS)}")
@@ -170,10 +175,13 @@ def import_ghigliottina(
     if todo:
         source = vectors if isinstance(vectors, WordVectors) else None
         try:
+            blocked = blocklist_open(blocklist)
             source = source or word_vectors_open(vectors)  # type: ignore[arg-type]
         except ValueError as exc:
             raise ImportError_(str(path), 0, str(exc)) from None
-        picker = DistractorPicker(source, vocabulary=vocabulary, solutions=[f["answer"] for _, _, f in parsed])
+        picker = DistractorPicker(
+            source, vocabulary=vocabulary, solutions=[f["answer"] for _, _, f in parsed], blocklist=blocked
+        )
         picker.warm([c for _, _, f in todo for c in f["data"]["clues"]])
         picks = _pick_all(picker, todo)
         observed, chance = _other_solution_shares(picks)
@@ -185,7 +193,11 @@ def import_ghigliottina(
         opened: list[str] = []
         for (lineno, ext_id, fields), pick in zip(todo, picks, strict=True):
             data = fields["data"]
-            data.update(distractor_source=source.name, max_distractor_len=pick.max_len)
+            data.update(
+                distractor_source=source.name,
+                distractor_blocklist=blocked.label,
+                max_distractor_len=pick.max_len,
+            )
             if pick.length_relaxed:
                 data["length_rule"] = f"relaxed: solution under {SHORT_MAX_LEN - 1} letters, distractors up to {SHORT_MAX_LEN}"
             if len(pick.distractors) < 3:
@@ -201,6 +213,10 @@ def import_ghigliottina(
             "relaxed": sum(1 for p in picks if p.length_relaxed), "n_distractors": n_distractors,
             "keep_other": picker.keep_other, "source": picker,
         }
+        report_notes.append(
+            f"distractor blocklist {blocked.label}: {picker.blocked} of {picker.blocked + len(picker.words)} "
+            "candidate words left out as vulgar or offensive"
+        )
 
     rows = [(ext_id, fields) for _, ext_id, fields in parsed if ext_id not in existing]
     report = items_write(set_slug=set_slug, set_name=set_name, source=path.name, kind=Item.Kind.GHIGLIOTTINA, rows=rows)

@@ -13,6 +13,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="item set display name")
         parser.add_argument("--vectors", default="", help="ghigliottina: fastText .vec file for distractors")
         parser.add_argument(
+            "--blocklist",
+            default="",
+            help="ghigliottina: words never used as distractors: glin-profanity (the default), none, or word "
+            "files, comma-separated (quizsite/items/blocklist.py)",
+        )
+        parser.add_argument(
             "--split", default="", choices=["", "card"],
             help="ghigliottina: record a train/test split on each game (card: the HF card's 10%%/90%%, "
             "62 / 553 for the 615 games, drawn reproducibly)",
@@ -20,7 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         try:
-            options = {k: opts[k] for k in ("vectors", "split") if opts[k]}
+            options = {k: opts[k] for k in ("vectors", "split", "blocklist") if opts[k]}
             report = items_import(
                 fmt=opts["format"], path=opts["path"], set_slug=opts["set_slug"], set_name=opts["name"], **options
             )

@@ -1,0 +1,181 @@
+"""Words that are never a Ghigliottina distractor: vulgar or offensive ones (crowd workers and players see
+every choice, and a crowd platform's terms may forbid such words).
+
+The default source is the `glin-profanity` package (MIT, maintained; its word lists ship in the wheel, so
+this works offline): its Italian list, LDNOOBW's Italian list (CC BY 4.0) with a few additions, and its
+English list, since wordfreq's Italian vocabulary carries English loanwords (porno, sex, fuck). Only single
+words count: the lists' phrases ("porca miseria") can never be a one-word choice.
+
+The lists give whole words, not stems. A candidate is blocked when, lowercased, it is a listed word or,
+for an Italian entry, one of its inflections: a noun's or adjective's plural (`plurals`: cazzo/cazzi,
+puttana/puttane, coglione/coglioni, -co/-chi, -ca/-che) or a verb's past participle (`participles`:
+fottere/fottuto, scopare/scopata). There is no prefix or substring match (monta is listed, montagna is
+not vulgar; nor are segale, ballerina or classe) and no change of gender (fica is listed, fico is a fig;
+tette and tetto, topa and topo). A plural ten times as frequent as its listed word, and common (Zipf 3 or
+more: HOMOGRAPH_ZIPF, HOMOGRAPH_MIN_ZIPF), is another word spelt the same and stays a candidate: the
+plural of monta (a mating) is monte, far more often a mountain. English entries match only as they are.
+
+LDNOOBW also lists words that are innocent in most uses (duro, pesce, regina, venire, carità): they and
+their forms are left out too (about 100 of the 15,000 candidates are blocked, some 40 of them innocent:
+a small cost). The `blocklist` import option (`--blocklist`), else the GHIGLIOTTINA_BLOCKLIST setting or
+environment variable, names the sources: a comma-separated list of `glin-profanity` (the default), paths of
+text files of Italian words (white-space separated, `#` comments; a word written `-word` takes that word
+back out of what the sources before it listed), or `none` alone (no filter).
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+DEFAULT = "glin-profanity"
+NONE = "none"
+PACKAGE_LANGUAGES = {"italian": True, "english": False}  # language -> whether Italian inflections apply
+# A plural this many Zipf units (1.0: ten times) more frequent than its listed word, and at least
+# HOMOGRAPH_MIN_ZIPF, is another word spelt the same (monta, 3.7; monte, 4.8), not a form of it.
+HOMOGRAPH_ZIPF = 1.0
+HOMOGRAPH_MIN_ZIPF = 3.0
+
+_PLURALS = (
+    ("io", ("i",)),
+    ("co", ("chi", "ci")),
+    ("go", ("ghi", "gi")),
+    ("ca", ("che",)),
+    ("ga", ("ghe",)),
+    ("cia", ("ce", "cie")),
+    ("gia", ("ge", "gie")),
+    ("o", ("i",)),
+    ("a", ("e",)),
+    ("e", ("i",)),
+)
+_PARTICIPLES = {"are": "at", "arsi": "at", "ere": "ut", "ersi": "ut", "ire": "it", "irsi": "it"}
+
+
+def fold(word: str) -> str:
+    """The form words are compared in: stripped, lowercase, NFC (accents kept: durò is not duro)."""
+    return unicodedata.normalize("NFC", word.strip().lower())
+
+
+def plurals(word: str) -> set[str]:
+    """A listed Italian noun's or adjective's plural(s): cazzo/cazzi, troia/troie, coglione/coglioni,
+    finocchio/finocchi, fica/fiche, bagascia/bagasce; none for an infinitive (battere is no noun: batteri
+    are bacteria)."""
+    if participles(word):
+        return set()
+    for end, endings in _PLURALS:
+        if word.endswith(end) and len(word) > len(end) + 1:
+            return {word[: -len(end)] + e for e in endings} - {word}
+    return set()
+
+
+def participles(word: str) -> set[str]:
+    """A listed Italian verb's past participle in its four forms (scopare: scopato, scopata, scopati,
+    scopate; fottersi: fottuto ...); nothing for a word that is not an infinitive."""
+    for end, stem_end in _PARTICIPLES.items():
+        if word.endswith(end) and len(word) > len(end) + 1:
+            return {word[: -len(end)] + stem_end + g for g in "oaie"}
+    return set()
+
+
+@lru_cache(maxsize=1)
+def _package_words() -> tuple[str, tuple[tuple[str, bool], ...]]:
+    """(label, [(word, Italian?)]) from glin-profanity's dictionaries."""
+    import glin_profanity
+    from glin_profanity.data.dictionary import DictionaryLoader
+
+    loader = DictionaryLoader()
+    words: list[tuple[str, bool]] = []
+    for language, italian in PACKAGE_LANGUAGES.items():
+        listed = loader.get_words(language)
+        if not listed:  # the loader prints a warning and returns nothing when its file is missing
+            raise ValueError(f"glin-profanity {glin_profanity.__version__} has no {language} word list")
+        words.extend((w, italian) for w in listed)
+    return f"glin-profanity {glin_profanity.__version__} (italian, english)", tuple(words)
+
+
+def _file_words(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"blocklist {path}: {exc.strerror or exc}") from None
+    return [w for line in text.splitlines() for w in line.split("#", 1)[0].split()]
+
+
+@dataclass(frozen=True)
+class Blocklist:
+    """The words (and their forms) that are never a distractor. `label` names the sources for the report
+    and the items; `listed` is the number of single words the sources gave."""
+
+    label: str
+    blocked: frozenset[str] = field(default_factory=frozenset)
+    listed: int = 0
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and fold(word) in self.blocked
+
+    def __bool__(self) -> bool:
+        return bool(self.blocked)
+
+    @classmethod
+    def of(cls, label: str, entries: Iterable[tuple[str, bool]]) -> Blocklist:
+        """A blocklist of (word, Italian?) entries: each word, and an Italian one's plurals, unless a plural
+        is a far more frequent word of its own (HOMOGRAPH_ZIPF), and past participles."""
+        from wordfreq import zipf_frequency
+
+        listed = {fold(w): italian for w, italian in entries if w.strip() and w.strip().isalpha()}
+        blocked = set(listed)
+        for word, italian in listed.items():
+            if not italian:
+                continue
+            ceiling = max(zipf_frequency(word, "it") + HOMOGRAPH_ZIPF, HOMOGRAPH_MIN_ZIPF)
+            blocked.update(f for f in plurals(word) if zipf_frequency(f, "it") < ceiling)
+            blocked.update(participles(word))
+        return cls(label, frozenset(blocked), len(listed))
+
+
+def configured() -> str:
+    """The sources named by the GHIGLIOTTINA_BLOCKLIST setting, else the environment variable, else DEFAULT."""
+    value = os.environ.get("GHIGLIOTTINA_BLOCKLIST", "")
+    try:
+        from django.conf import settings
+
+        value = getattr(settings, "GHIGLIOTTINA_BLOCKLIST", "") or value
+    except Exception:  # settings not configured: plain library use  # noqa: BLE001
+        pass
+    return value or DEFAULT
+
+
+def blocklist_open(spec: str | None = None) -> Blocklist:
+    """The blocklist that `spec` names (see the module doc); None or "" -> `configured()`. Files are read
+    on each call (the package's lists once). Raises ValueError for a missing file or an unknown name."""
+    spec = (spec or configured()).strip()
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"blocklist {spec!r} names no source")
+    if parts == [NONE]:
+        return Blocklist(NONE)
+    entries: dict[str, bool] = {}
+    labels: list[str] = []
+    for part in parts:
+        if part == DEFAULT:
+            label, words = _package_words()
+            for word, italian in words:  # a word in both lists gets the Italian forms too
+                entries[fold(word)] = entries.get(fold(word), False) or italian
+        elif part == NONE:
+            raise ValueError(f"blocklist {spec!r}: {NONE!r} only stands alone")
+        else:
+            path = Path(part)
+            if not path.is_file():
+                raise ValueError(f"blocklist {part!r}: not {DEFAULT!r}, {NONE!r} or a file of words")
+            label = path.name
+            for word in _file_words(path):
+                if word.startswith("-"):
+                    entries.pop(fold(word[1:]), None)
+                else:  # a file's words are Italian: their inflections are blocked too
+                    entries[fold(word)] = True
+        labels.append(label)
+    return Blocklist.of(" + ".join(labels), entries.items())
