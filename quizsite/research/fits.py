@@ -265,7 +265,7 @@ def _execute_here(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> F
         raise ValueError("no judged responses match this data selection")
     # Checked again on the prepared data: the form's check may predate new or deleted rows, a periodic
     # refit has none, and a large selection is only partly checked before it is queued (selectors).
-    shortfall = fit_data_shortfall(prepared.counts)
+    shortfall = fit_data_shortfall(counts=prepared.counts)
     if shortfall:
         raise ValueError(shortfall)
     # meta travels into the fit's own metrics, so a fit directory says which data selection and which

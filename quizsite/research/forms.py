@@ -95,7 +95,7 @@ class FitForm(forms.Form):
             )
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from exc
-        shortfall = selectors.fit_data_check(self.spec.data)  # refused here, not queued to fail or mislead
+        shortfall = selectors.fit_data_check(spec=self.spec.data)  # refused here, not queued to fail or mislead
         if shortfall:
             raise forms.ValidationError(shortfall)
         return data

@@ -73,7 +73,7 @@ FIT_MIN_ITEMS = 2
 FIT_MIN_RULINGS = 10
 
 
-def fit_data_shortfall(counts: dict[str, Any]) -> str | None:
+def fit_data_shortfall(*, counts: dict[str, Any]) -> str | None:
     """Why prepared data (`Prepared.counts`) is too little for a fit, in words for the researcher; None
     when it is enough. The New-fit form, `fit_caimira`, the run itself and activation all ask this. A
     count that `counts` lacks is not held against the data (a quick check knows only some of them)."""

@@ -204,7 +204,7 @@ def export_campaigns() -> QuerySet[Campaign]:
 FIT_CHECK_MAX_ROWS = 20_000
 
 
-def fit_data_check(spec: DataSpec) -> str | None:
+def fit_data_check(*, spec: DataSpec) -> str | None:
     """Why the data `spec` selects is too little for a fit (`prepare.fit_data_shortfall`), before a run is
     queued; None when it is enough, or when only the run can tell.
 
@@ -215,8 +215,8 @@ def fit_data_check(spec: DataSpec) -> str | None:
     """
     selected = responses_selected(spec)
     if selected.count() <= FIT_CHECK_MAX_ROWS:
-        return fit_data_shortfall(prepare(spec).counts)
+        return fit_data_shortfall(counts=prepare(spec).counts)
     if spec.grouping != "individual":
         return None
     judged = selected.filter(Q(correct__isnull=False) | Q(overrides__isnull=False))
-    return fit_data_shortfall({"agents": judged.values("agent").distinct().count()})
+    return fit_data_shortfall(counts={"agents": judged.values("agent").distinct().count()})

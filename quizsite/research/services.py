@@ -132,7 +132,7 @@ def fitrun_activate(*, run: FitRun) -> FitRun:
         run = FitRun.objects.select_for_update().get(pk=run.pk)
         if run.status != FitRun.Status.SUCCEEDED:
             raise ValueError("only a succeeded fit can be active")
-        shortfall = fit_data_shortfall(run.counts or {})
+        shortfall = fit_data_shortfall(counts=run.counts or {})
         if shortfall:
             raise ValueError(shortfall)
         FitRun.objects.filter(is_active=True).exclude(pk=run.pk).update(is_active=False)

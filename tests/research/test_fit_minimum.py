@@ -14,7 +14,7 @@ from quizsite.items.models import Response
 from quizsite.research import fits, selectors, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
-from quizsite.research.prepare import DataSpec
+from quizsite.research.prepare import DataSpec, fit_data_shortfall
 
 from .conftest import make_world
 
@@ -149,3 +149,13 @@ def test_an_older_fit_of_too_little_data_cannot_be_made_active(researcher, one_p
     old.refresh_from_db()
     good.refresh_from_db()
     assert not old.is_active and good.is_active
+
+
+def test_the_checks_take_their_arguments_by_keyword(db):
+    """New public functions take keyword-only arguments (the project's convention)."""
+    with pytest.raises(TypeError):
+        fit_data_shortfall({"agents": 1})  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        selectors.fit_data_check(DataSpec())  # type: ignore[misc]
+    assert "1 agent" in (fit_data_shortfall(counts={"agents": 1}) or "")
+    assert "no judged responses" in (selectors.fit_data_check(spec=DataSpec()) or "")

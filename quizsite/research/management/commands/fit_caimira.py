@@ -34,7 +34,7 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        shortfall = selectors.fit_data_check(spec.data)  # refused before a run is queued (research README)
+        shortfall = selectors.fit_data_check(spec=spec.data)  # refused before a run is queued (research README)
         if shortfall:
             raise CommandError(shortfall)
         activate = not o["no_activate"]
