@@ -88,12 +88,37 @@ def fit_data_shortfall(*, counts: dict[str, Any]) -> str | None:
         n = counts.get(key)
         if n is not None and int(n) < least:
             short.append(f"{n} {noun}{'' if n == 1 else 's'} (at least {least}{why})")
-    rate = counts.get("positive_rate")
-    if counts.get("responses") and rate in (0, 1):
-        short.append(f"every ruling is {'correct' if rate == 1 else 'wrong'} (a fit needs some of each)")
+    alike = _rulings_alike(counts)
+    if alike is not None:
+        short.append(f"every ruling is {'correct' if alike else 'wrong'} (a fit needs some of each)")
     if not short:
         return None
     return "Too little data for a fit: " + "; ".join(short) + ". Widen the data selection."
+
+
+# `positive_rate` is rounded to this many decimals: for display, never for deciding (see _rulings_alike).
+RATE_DECIMALS = 4
+
+
+def _rulings_alike(counts: dict[str, Any]) -> bool | None:
+    """True when every ruling is correct, False when every one is wrong, None when some of each (or when
+    the counts cannot tell).
+
+    Decided on the exact count of correct rulings (`positive`), not on the rounded `positive_rate`: over
+    20,000 rulings one wrong ruling rounds to a rate of 1.0, and a fit of fine data was refused. Runs stored
+    before `positive` was counted have only the rate; it is trusted while one ruling moves it by at least a
+    rounding step (under 10**RATE_DECIMALS rulings), and above that the answer is unknown, so an old run is
+    not refused on a rounding."""
+    n = counts.get("responses")
+    if not n:
+        return None
+    positive = counts.get("positive")
+    if positive is not None:
+        return True if int(positive) == int(n) else False if int(positive) == 0 else None
+    rate = counts.get("positive_rate")
+    if rate not in (0, 1) or int(n) >= 10**RATE_DECIMALS:
+        return None
+    return rate == 1
 
 
 @dataclass
@@ -415,6 +440,7 @@ def prepare(spec: DataSpec) -> Prepared:
     query_list = sorted((q for q in queries.values() if q["id"] in used_queries), key=lambda q: q["id"])
     responses.sort(key=lambda r: (order[r["agent_id"]], r["query_id"]))
     types = {a["id"]: a["type"] for a in agent_list}
+    positive = sum(int(r["ruling"]) for r in responses)
     counts = {
         "source_responses": n_source,
         "judged_pairs": len(answers),
@@ -425,7 +451,8 @@ def prepare(spec: DataSpec) -> Prepared:
         "agents_by_kind": dict(Counter(types.values())),
         "responses": len(responses),
         "responses_by_kind": dict(Counter(types[r["agent_id"]] for r in responses)),
-        "positive_rate": round(sum(r["ruling"] for r in responses) / len(responses), 4) if responses else None,
+        "positive": positive,  # exact: what the minimum is checked on (fit_data_shortfall)
+        "positive_rate": round(positive / len(responses), RATE_DECIMALS) if responses else None,  # for display
         "human_grouping": grouping,
     }
     return Prepared(queries=query_list, agents=agent_list, responses=responses, counts=counts, grouping=grouping)

@@ -14,7 +14,7 @@ from quizsite.items.models import Response
 from quizsite.research import fits, selectors, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
-from quizsite.research.prepare import DataSpec, fit_data_shortfall
+from quizsite.research.prepare import DataSpec, fit_data_shortfall, prepare
 
 from .conftest import make_world
 
@@ -159,3 +159,50 @@ def test_the_checks_take_their_arguments_by_keyword(db):
         selectors.fit_data_check(DataSpec())  # type: ignore[misc]
     assert "1 agent" in (fit_data_shortfall(counts={"agents": 1}) or "")
     assert "no judged responses" in (selectors.fit_data_check(spec=DataSpec()) or "")
+
+
+def _counts(*, responses: int, positive: int | None) -> dict:
+    """Counts of enough agents and items; `positive` None: a run stored before the exact count existed."""
+    counts = {"agents": 5, "items": 100, "source_items": 50, "responses": responses}
+    rate = round(positive / responses, 4) if positive is not None else None
+    return {**counts, "positive_rate": rate, **({"positive": positive} if positive is not None else {})}
+
+
+@pytest.mark.parametrize("positive", [20_000, 1])
+def test_one_ruling_of_the_other_kind_among_many_is_not_refused_on_a_rounding(positive):
+    """Over 20,000 rulings one wrong (or one right) ruling rounds the rate to 1.0 (0.0): still some of each."""
+    counts = _counts(responses=20_001, positive=positive)
+    assert counts["positive_rate"] in (0, 1)  # what the check used to read
+    assert fit_data_shortfall(counts=counts) is None
+
+
+@pytest.mark.parametrize(("positive", "word"), [(20_001, "correct"), (0, "wrong")])
+def test_rulings_all_alike_are_refused_on_the_exact_count(positive, word):
+    assert f"every ruling is {word}" in (fit_data_shortfall(counts=_counts(responses=20_001, positive=positive)) or "")
+
+
+def test_prepare_counts_the_correct_rulings_exactly(world):
+    prepared = prepare(DataSpec())
+    positive = sum(r["ruling"] for r in prepared.responses)
+    assert 0 < positive < len(prepared.responses)
+    assert prepared.counts["positive"] == positive
+    assert prepared.counts["positive_rate"] == round(positive / len(prepared.responses), 4)
+
+
+def test_a_stored_run_without_the_exact_count_is_activated_unless_its_rate_is_unambiguous(db):
+    """Runs stored before `positive` was counted have only the rounded rate. Over 10,000 rulings a rate of
+    1.0 may hide a wrong ruling: unknown, so the run is not refused; under that, 1.0 means all correct."""
+    many = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, counts=_counts(responses=30_000, positive=None) | {
+        "positive_rate": 1.0})
+    assert services.fitrun_activate(run=many).is_active
+    few = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, counts=_counts(responses=50, positive=None) | {
+        "positive_rate": 1.0})
+    with pytest.raises(ValueError, match="every ruling is correct"):
+        services.fitrun_activate(run=few)
+    many.refresh_from_db()
+    assert many.is_active
+
+
+def test_a_run_of_one_wrong_ruling_among_many_is_activated(db):
+    run = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, counts=_counts(responses=20_001, positive=20_000))
+    assert services.fitrun_activate(run=run).is_active
