@@ -7,12 +7,12 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 import irt
 from quizsite.agents.models import Agent
 from quizsite.annotate.models import Campaign
-from quizsite.items.models import Item, ItemSet, RulingReport
+from quizsite.items.models import Item, ItemSet, ResponseOverride, RulingReport
 
 from .artifacts import fit_data_load, fit_result_load
 from .embedding import cache_dir, encoder_for
@@ -208,15 +208,26 @@ def fit_data_check(*, spec: DataSpec) -> str | None:
     """Why the data `spec` selects is too little for a fit (`prepare.fit_data_shortfall`), before a run is
     queued; None when it is enough, or when only the run can tell.
 
-    A small selection is prepared here, so the answer is exact. A large one gets one quick query: with each
-    player their own agent, the agents with a judged row are the fit's agents, so one agent over many rows
-    is refused at once. Whatever else a large selection might lack (grouping that leaves one agent, rulings
-    all alike) the run finds after preparing the data itself: it fails, saying why, and is never active.
+    A small selection is prepared here, so the answer is exact. A large one gets quick queries only: with
+    each player their own agent, the agents with a judged row are the fit's agents, so one agent over many
+    rows is refused at once. Whatever else a large selection might lack (grouping that leaves one agent,
+    rulings all alike) the run finds after preparing the data itself: it fails, saying why, and is never
+    active.
+
+    Quick because this runs inside the form's request on tables of millions of rows: the size is counted
+    only up to the bound (LIMIT), "judged" is an EXISTS on the overrides (a LEFT JOIN with an OR reads every
+    row), and "two agents" is one agent found and then any row of another, not a COUNT(DISTINCT).
     """
     selected = responses_selected(spec)
-    if selected.count() <= FIT_CHECK_MAX_ROWS:
+    if selected[: FIT_CHECK_MAX_ROWS + 1].count() <= FIT_CHECK_MAX_ROWS:
         return fit_data_shortfall(counts=prepare(spec).counts)
     if spec.grouping != "individual":
         return None
-    judged = selected.filter(Q(correct__isnull=False) | Q(overrides__isnull=False))
-    return fit_data_shortfall(counts={"agents": judged.values("agent").distinct().count()})
+    # judged as `prepare` reads it, or wider (an override that clears the ruling): never a false refusal
+    judged = selected.filter(
+        Q(correct__isnull=False) | Exists(ResponseOverride.objects.filter(response=OuterRef("pk")))
+    ).order_by()
+    first = next(iter(judged.values_list("agent_id", flat=True)[:1]), None)  # any agent: no ORDER BY to sort for
+    if first is None:
+        return fit_data_shortfall(counts={"responses": 0})
+    return fit_data_shortfall(counts={"agents": 2 if judged.exclude(agent_id=first).exists() else 1})

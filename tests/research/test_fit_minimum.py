@@ -6,16 +6,24 @@ of them correct and some wrong. One agent over a few rulings was the defect: the
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from quizsite.items.models import Response
+from quizsite.agents.models import Agent
+from quizsite.items.models import Response, ResponseOverride
 from quizsite.research import fits, selectors, services
 from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 from quizsite.research.prepare import DataSpec, fit_data_shortfall, prepare
 
+from ..conftest import REPO, service_up
 from .conftest import make_world
 
 FAST = {"embedder": "hashing-16", "max_epochs": 10, "dims": 2}
@@ -206,3 +214,63 @@ def test_a_stored_run_without_the_exact_count_is_activated_unless_its_rate_is_un
 def test_a_run_of_one_wrong_ruling_among_many_is_activated(db):
     run = FitRun.objects.create(status=FitRun.Status.SUCCEEDED, counts=_counts(responses=20_001, positive=20_000))
     assert services.fitrun_activate(run=run).is_active
+
+
+HUMANS = DataSpec(agent_kinds=["human"])
+
+
+def test_the_quick_check_of_a_large_selection_is_bounded_and_counts_no_distinct_agents(world, monkeypatch):
+    """On millions of rows an unbounded COUNT(*) and a COUNT(DISTINCT agent) over a LEFT JOIN on the
+    overrides held the New-fit form for seconds. Now: the size counted up to the bound, an EXISTS for
+    "judged", and one agent then any other (each query stops at its first rows)."""
+    monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)
+    with CaptureQueriesContext(connection) as ctx:
+        assert selectors.fit_data_check(spec=HUMANS) is None  # four players
+    sqls = [q["sql"].upper() for q in ctx.captured_queries]
+    assert len(sqls) <= 3, sqls
+    assert not [q for q in sqls if "COUNT(DISTINCT" in q or "LEFT OUTER JOIN" in q], sqls
+    counts = [q for q in sqls if "COUNT(" in q]
+    assert len(counts) == 1 and "LIMIT 4" in counts[0], counts
+    assert all("EXISTS" in q for q in sqls if "RESPONSEOVERRIDE" in q) and any("RESPONSEOVERRIDE" in q for q in sqls)
+
+
+def test_the_quick_check_refuses_one_agent_and_passes_two(one_player, monkeypatch, django_user_model):
+    monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)
+    assert "1 agent (at least 2" in (selectors.fit_data_check(spec=HUMANS) or "")
+    # a second player whose only row is judged through an override (the row itself has no ruling)
+    item = one_player["items"][0]
+    row = Response.objects.create(agent=Agent.objects.create(kind="human", name="Second"), item=item, source="live",
+                                  given="y", correct=None, clue_index=0, word_index=1, n_words=3, room="r")
+    assert "1 agent (at least 2" in (selectors.fit_data_check(spec=HUMANS) or "")  # not judged yet
+    by = django_user_model.objects.create_user("judge")
+    ResponseOverride.objects.create(response=row, by=by, verdict="accept", correct=True)
+    assert selectors.fit_data_check(spec=HUMANS) is None
+
+
+def test_the_quick_check_refuses_a_large_selection_of_no_judged_rows(one_player, monkeypatch):
+    monkeypatch.setattr(selectors, "FIT_CHECK_MAX_ROWS", 3)
+    Response.objects.update(correct=None)
+    assert "no judged responses" in (selectors.fit_data_check(spec=HUMANS) or "")
+
+
+@pytest.mark.services
+@pytest.mark.slow
+@pytest.mark.skipif(not service_up("127.0.0.1", 5432), reason="PostgreSQL is not reachable at 127.0.0.1:5432")
+def test_fit_data_check_on_postgresql():
+    """The quick_check tests of this file again on PostgreSQL: the EXISTS, the bounded count and the
+    unordered LIMIT 1 are SQL each database plans its own way."""
+    import psycopg
+
+    name = f"thinkalike_fitmin_{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{name}"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly", "-k", "quick_check",
+             "tests/research/test_fit_minimum.py"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )
+    finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
+        with psycopg.connect("postgresql://root@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "3 passed" in result.stdout and "skipped" not in result.stdout.splitlines()[-1]
