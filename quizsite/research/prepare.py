@@ -80,12 +80,19 @@ def fit_data_shortfall(*, counts: dict[str, Any]) -> str | None:
     if counts.get("responses") == 0:
         return "Too little data for a fit: no judged responses match this data selection."
     short = []
-    for key, least, noun, why in (
-        ("agents", FIT_MIN_AGENTS, "agent", ": with one agent a fit cannot tell its skill from the items' difficulty"),
-        ("items", FIT_MIN_ITEMS, "item", ""),
-        ("responses", FIT_MIN_RULINGS, "ruling", ""),
+    # Items are the item bank's rows (`source_items`), not the fit's IRT items: one tossup's clue prefixes
+    # are several IRT items of one question. Counts without `source_items` fall back on the IRT items:
+    # never fewer than the items, so the fallback never refuses data of 2 items.
+    items = counts.get("source_items", counts.get("items"))
+    queries = counts.get("items")
+    clues = (f": the {queries} IRT items are clue prefixes of one item"
+             if items == 1 and queries is not None and int(queries) > 1 else "")
+    for n, least, noun, why in (
+        (counts.get("agents"), FIT_MIN_AGENTS, "agent",
+         ": with one agent a fit cannot tell its skill from the items' difficulty"),
+        (items, FIT_MIN_ITEMS, "item", clues),
+        (counts.get("responses"), FIT_MIN_RULINGS, "ruling", ""),
     ):
-        n = counts.get(key)
         if n is not None and int(n) < least:
             short.append(f"{n} {noun}{'' if n == 1 else 's'} (at least {least}{why})")
     alike = _rulings_alike(counts)

@@ -274,3 +274,21 @@ def test_fit_data_check_on_postgresql():
             admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "3 passed" in result.stdout and "skipped" not in result.stdout.splitlines()[-1]
+
+
+def test_one_tossup_is_one_item_however_many_clue_prefixes_it_has(world):
+    """The clue prefixes of one tossup are several IRT items of one question: "2 items" means two items."""
+    first = world["items"][0]
+    Response.objects.exclude(item=first).delete()
+    counts = prepare(DataSpec()).counts
+    # enough of everything else: only the one item is short
+    assert counts["source_items"] == 1 and counts["items"] >= 2 and counts["agents"] >= 2
+    assert counts["responses"] >= 10 and 0 < counts["positive"] < counts["responses"]
+    why = fit_data_shortfall(counts=counts) or ""
+    assert f"1 item (at least 2: the {counts['items']} IRT items are clue prefixes of one item)" in why
+    assert why == selectors.fit_data_check(spec=DataSpec())
+    Response.objects.bulk_create(  # the same agents on a second tossup
+        Response(agent=r.agent, item=world["items"][1], source="live", given="x", correct=r.correct, clue_index=0,
+                 word_index=1, n_words=3, room="r") for r in Response.objects.filter(item=first)
+    )
+    assert selectors.fit_data_check(spec=DataSpec()) is None
