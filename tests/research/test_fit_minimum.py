@@ -137,11 +137,13 @@ def test_a_large_selection_of_one_agent_is_refused_at_once(researcher, one_playe
 def test_a_run_whose_data_shrank_after_it_was_queued_fails_and_the_active_fit_stays(
     one_player, research_cache
 ):
-    """A run queued with enough data (or a periodic refit) is checked again by its own preparation."""
+    """A run queued with enough data is checked again by its own preparation: here the AI systems' rows
+    are deleted between the run's creation (what the form queues) and its execution, leaving one player."""
     good = _active_fit()
-    run = services.fitrun_create(
-        spec=FitSpec(**FAST, data=DataSpec(agent_kinds=["human"])), label="one player"
-    )
+    spec = FitSpec(**FAST, data=DataSpec(agent_kinds=["human", "ai"]))
+    assert selectors.fit_data_check(spec=spec.data) is None  # enough when it is queued
+    run = services.fitrun_create(spec=spec, label="shrank")
+    Response.objects.filter(agent__kind="ai").delete()
     run = fits.fit_run_execute(fit_id=run.pk)
     assert run.status == "failed" and "1 agent (at least 2" in run.error
     assert not run.is_active and FitRun.objects.get(is_active=True).pk == good.pk
