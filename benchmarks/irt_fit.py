@@ -355,7 +355,7 @@ def main() -> int:
         type=int,
         nargs="+",
         default=[18, 19, 20],
-        help="seeds of the worlds (the defaults were tuned on 0, 1, 3, 5, 10-17 and paper seed 2)",
+        help="seeds of the worlds (the defaults were tuned on 0, 1, 3, 5, 10-17, 22 and paper seed 2)",
     )
     ap.add_argument(
         "--paper", action="store_true", help="the paper-scale bank instead of the small one (minutes)"
