@@ -138,14 +138,12 @@ class Blocklist:
 
 
 def configured() -> str:
-    """The sources named by the GHIGLIOTTINA_BLOCKLIST setting, else the environment variable, else DEFAULT."""
-    value = os.environ.get("GHIGLIOTTINA_BLOCKLIST", "")
-    try:
-        from django.conf import settings
+    """The sources named by the GHIGLIOTTINA_BLOCKLIST setting (settings/base.py reads it from the
+    environment), else DEFAULT. Without Django settings (plain library use) the environment variable is
+    read directly, so the module works outside the site too."""
+    from django.conf import settings
 
-        value = getattr(settings, "GHIGLIOTTINA_BLOCKLIST", "") or value
-    except Exception:  # settings not configured: plain library use  # noqa: BLE001
-        pass
+    value = settings.GHIGLIOTTINA_BLOCKLIST if settings.configured else os.environ.get("GHIGLIOTTINA_BLOCKLIST", "")
     return value or DEFAULT
 
 

@@ -292,6 +292,10 @@ LOGGING = {
     },
 }
 
+# Words never used as La Ghigliottina distractors (quizsite/items/blocklist.py): "glin-profanity" (the
+# default when empty), "none", or word files, comma-separated. `import_items --blocklist` overrides it.
+GHIGLIOTTINA_BLOCKLIST = os.environ.get("GHIGLIOTTINA_BLOCKLIST", "")
+
 # Play sockets: a client (address, browser session) holds at most so many at once, and an address sends
 # at most so many messages a second (a whole school behind one NAT address still fits).
 PLAY_MAX_CONN_PER_IP = int(os.environ.get("PLAY_MAX_CONN_PER_IP", "64"))

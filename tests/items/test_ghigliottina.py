@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import runpy
 from collections.abc import Sequence
 from io import StringIO
 from pathlib import Path
@@ -25,7 +26,7 @@ from quizsite.items.ghigliottina import (
 from quizsite.items.importers import ImportError_, items_import
 from quizsite.items.models import Item
 from tests.annotate.fakes import FakeVectors
-from tests.conftest import SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA
 
 GAMES_615 = SHARED_DATA / "ghigliottina" / "games_615.jsonl"
 GAME = {"w1": "pane", "w2": "gioco", "w3": "testa", "w4": "osso", "w5": "zoccolo", "solution": "duro"}
@@ -228,6 +229,15 @@ def test_blocklist_setting_is_the_default(tmp_path, settings):
     source = TopicVectors({**VULGAR, **INNOCENT})
     distractors, data, _ = _import_one(tmp_path, "setting", [*VULGAR, *INNOCENT], source)
     assert distractors <= set(VULGAR) and data["distractor_blocklist"] == "words.txt"
+
+
+def test_blocklist_setting_is_declared_in_base_settings_from_the_environment(monkeypatch):
+    """GHIGLIOTTINA_BLOCKLIST is a declared setting like the others, so `diffsettings` shows it and a
+    deployment sets it in the environment."""
+    monkeypatch.setenv("GHIGLIOTTINA_BLOCKLIST", "none")
+    assert runpy.run_path(str(REPO / "quizsite" / "settings" / "base.py"))["GHIGLIOTTINA_BLOCKLIST"] == "none"
+    monkeypatch.delenv("GHIGLIOTTINA_BLOCKLIST")
+    assert runpy.run_path(str(REPO / "quizsite" / "settings" / "base.py"))["GHIGLIOTTINA_BLOCKLIST"] == ""
 
 
 def _games() -> list[dict]:
