@@ -19,15 +19,17 @@ LDNOOBW also lists words that are innocent in most uses (duro, pesce, regina, ve
 their forms are left out too (about 100 of the 15,000 candidates are blocked, some 40 of them innocent:
 a small cost). The `blocklist` import option (`--blocklist`), else the GHIGLIOTTINA_BLOCKLIST setting or
 environment variable, names the sources: a comma-separated list of `glin-profanity` (the default), paths of
-text files of Italian words (white-space separated, `#` comments; a word written `-word` takes that word
-back out of what the sources before it listed), or `none` alone (no filter).
+text files of Italian words (white-space separated, `#` comments), or `none` alone (no filter). Words are
+read in order; a word written `-word` takes back the word and every form of it (as above) that the words
+before it blocked, whichever word listed them: `-cazzo` takes back cazzo and cazzi, `-cazzi` cazzi alone,
+`-scopare` scopare and scopato/a/i/e (scopata too, though listed on its own: list it again after the
+`-word` to keep it). A word listed after its `-word` is blocked again.
 """
 
 from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -105,10 +107,30 @@ def _file_words(path: Path) -> list[str]:
     return [w for line in text.splitlines() for w in line.split("#", 1)[0].split()]
 
 
+def forms(word: str, italian: bool) -> set[str]:
+    """What listing `word` blocks, and what `-word` takes back: the word (folded) and, for an Italian
+    word, its plurals, unless a plural is a far more frequent word of its own (HOMOGRAPH_ZIPF), and its
+    past participles."""
+    from wordfreq import zipf_frequency
+
+    word = fold(word)
+    found = {word}
+    if italian:
+        ceiling = max(zipf_frequency(word, "it") + HOMOGRAPH_ZIPF, HOMOGRAPH_MIN_ZIPF)
+        found.update(f for f in plurals(word) if zipf_frequency(f, "it") < ceiling)
+        found.update(participles(word))
+    return found
+
+
+def _single(word: str) -> bool:
+    """Only single words can be a one-word choice: the lists' phrases and stray marks are skipped."""
+    return bool(word) and word.isalpha()
+
+
 @dataclass(frozen=True)
 class Blocklist:
     """The words (and their forms) that are never a distractor. `label` names the sources for the report
-    and the items; `listed` is the number of single words the sources gave."""
+    and the items; `listed` is the number of single words the sources gave, less those taken back."""
 
     label: str
     blocked: frozenset[str] = field(default_factory=frozenset)
@@ -120,21 +142,31 @@ class Blocklist:
     def __bool__(self) -> bool:
         return bool(self.blocked)
 
-    @classmethod
-    def of(cls, label: str, entries: Iterable[tuple[str, bool]]) -> Blocklist:
-        """A blocklist of (word, Italian?) entries: each word, and an Italian one's plurals, unless a plural
-        is a far more frequent word of its own (HOMOGRAPH_ZIPF), and past participles."""
-        from wordfreq import zipf_frequency
 
-        listed = {fold(w): italian for w, italian in entries if w.strip() and w.strip().isalpha()}
-        blocked = set(listed)
-        for word, italian in listed.items():
-            if not italian:
-                continue
-            ceiling = max(zipf_frequency(word, "it") + HOMOGRAPH_ZIPF, HOMOGRAPH_MIN_ZIPF)
-            blocked.update(f for f in plurals(word) if zipf_frequency(f, "it") < ceiling)
-            blocked.update(participles(word))
-        return cls(label, frozenset(blocked), len(listed))
+class _Builder:
+    """Words are read in order: a word adds its forms, `-word` then takes back the word and its forms,
+    whoever listed them (subtracting after the expansion is what makes `-cazzo` take back cazzi too, and
+    `-cazzi` take back that plural alone); a word listed later is blocked again."""
+
+    def __init__(self) -> None:
+        self.listed: dict[str, bool] = {}
+        self.blocked: set[str] = set()
+
+    def add(self, word: str, italian: bool) -> None:
+        word = fold(word)
+        if _single(word):
+            self.listed[word] = self.listed.get(word, False) or italian  # in both lists: the Italian forms too
+            self.blocked |= forms(word, italian)
+
+    def remove(self, word: str) -> None:
+        word = fold(word)
+        if _single(word):
+            gone = forms(word, True)  # a file's words are Italian
+            self.blocked -= gone
+            self.listed = {w: it for w, it in self.listed.items() if w not in gone}
+
+    def build(self, label: str) -> Blocklist:
+        return Blocklist(label, frozenset(self.blocked), len(self.listed))
 
 
 def configured() -> str:
@@ -156,13 +188,13 @@ def blocklist_open(spec: str | None = None) -> Blocklist:
         raise ValueError(f"blocklist {spec!r} names no source")
     if parts == [NONE]:
         return Blocklist(NONE)
-    entries: dict[str, bool] = {}
+    builder = _Builder()
     labels: list[str] = []
     for part in parts:
         if part == DEFAULT:
             label, words = _package_words()
-            for word, italian in words:  # a word in both lists gets the Italian forms too
-                entries[fold(word)] = entries.get(fold(word), False) or italian
+            for word, italian in words:
+                builder.add(word, italian)
         elif part == NONE:
             raise ValueError(f"blocklist {spec!r}: {NONE!r} only stands alone")
         else:
@@ -172,8 +204,8 @@ def blocklist_open(spec: str | None = None) -> Blocklist:
             label = path.name
             for word in _file_words(path):
                 if word.startswith("-"):
-                    entries.pop(fold(word[1:]), None)
+                    builder.remove(word[1:])
                 else:  # a file's words are Italian: their inflections are blocked too
-                    entries[fold(word)] = True
+                    builder.add(word, True)
         labels.append(label)
-    return Blocklist.of(" + ".join(labels), entries.items())
+    return builder.build(" + ".join(labels))

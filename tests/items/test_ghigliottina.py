@@ -174,6 +174,29 @@ def test_blocklist_matches_listed_words_and_their_plurals_and_participles_not_pr
     assert plurals("battere") == set() and participles("fottere") == {"fottuto", "fottuta", "fottuti", "fottute"}
 
 
+def test_a_minus_word_takes_back_a_form_alone_or_a_word_with_all_its_forms(tmp_path):
+    """`-word` subtracts after the forms are expanded: `-cazzi` takes back that plural only, `-cazzo` the
+    word and its forms (it once took back only the listed word, and `-cazzi` nothing). Words are read in
+    order, so a word listed after a `-word` (here, or in a later source) is blocked again."""
+    form, word, again = tmp_path / "form.txt", tmp_path / "word.txt", tmp_path / "again.txt"
+    form.write_text("-cazzi\n", encoding="utf-8")
+    # scopare (to sweep) back; scopata, listed on its own and one of scopare's forms, blocked again
+    word.write_text("-cazzo -scopare scopata\n", encoding="utf-8")
+    again.write_text("cazzo\n", encoding="utf-8")
+    default = blocklist_open("glin-profanity")
+    assert {"cazzo", "cazzi", "scopare", "scopato", "scopata", "scopate"} <= default.blocked
+
+    only_form = blocklist_open(f"glin-profanity,{form}")
+    assert only_form.blocked == default.blocked - {"cazzi"} and only_form.listed == default.listed
+
+    whole = blocklist_open(f"glin-profanity,{word}")
+    assert not {"cazzo", "cazzi", "scopare", "scopato", "scopati"} & whole.blocked
+    assert {"scopata", "scopate"} <= whole.blocked and whole.listed == default.listed - 2
+
+    relisted = blocklist_open(f"glin-profanity,{word},{again}")
+    assert {"cazzo", "cazzi"} <= relisted.blocked
+
+
 def test_a_blocked_word_nearest_to_the_clues_is_never_a_distractor():
     """The three nearest words are vulgar ones (a listed word, a plural, a participle) and an English
     entry; the picker must pass over all of them to the innocent words further away."""
