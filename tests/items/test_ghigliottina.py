@@ -245,6 +245,83 @@ def test_blocklist_import_option_none_a_file_or_the_default(tmp_path):
 
 
 @pytest.mark.django_db
+def test_a_wrong_blocklist_is_an_error_on_every_import_not_only_when_distractors_are_picked(tmp_path):
+    """It was read only for raw games new in the set, so a re-import (or a 4-choice file) ignored a
+    mistyped path in silence."""
+    source = TopicVectors({**VULGAR, **INNOCENT})
+    _import_one(tmp_path, "again", [*VULGAR, *INNOCENT], source)
+    missing = str(tmp_path / "nope.txt")
+    with pytest.raises(ImportError_, match="nope.txt'?: not 'glin-profanity'"):
+        _import_one(tmp_path, "again", [*VULGAR, *INNOCENT], source, blocklist=missing)
+    given = write_jsonl(tmp_path / "given.jsonl", [{**GAME, "id": "g", "choices": ["pila", "duro", "mano", "rete"], "label": 1}])
+    with pytest.raises(ImportError_, match="not 'glin-profanity'"):
+        items_import(fmt="ghigliottina", path=given, set_slug="given", blocklist=missing)
+    assert not Item.objects.filter(item_set__slug="given").exists()
+
+
+@pytest.mark.django_db
+def test_a_re_import_names_existing_items_with_a_blocked_distractor_and_leaves_them_unchanged(tmp_path):
+    """Items imported before the blocklist (here: with it off) keep their choices, which responses may
+    already refer to; the report counts and names them instead."""
+    source = TopicVectors({**VULGAR, **INNOCENT})
+    vocab = [*VULGAR, *INNOCENT]
+    _, before, _ = _import_one(tmp_path, "old", vocab, source, blocklist="none")
+    vulgar = sorted(set(before["choices"]) & set(VULGAR))
+    assert vulgar
+    _, after, report = _import_one(tmp_path, "old", vocab, source)
+    assert after == before and report.existing == 1 and report.created == 0
+    assert report.metrics["items_with_blocked_distractor"] == 1
+    assert f"line 1 (old): {', '.join(w for w in before['choices'] if w in vulgar)}" in report.summary()
+    assert "warning: 1 item keeps a distractor on the blocklist" in report.summary()
+
+
+@pytest.mark.django_db
+def test_the_readme_way_to_new_distractors_deletes_unanswered_items_only_and_re_imports(tmp_path):
+    """README: an item no one has answered can be deleted and the file imported again, which picks its
+    distractors afresh under the blocklist; an answered item cannot be deleted, so it keeps its choices."""
+    from django.db.models import ProtectedError
+
+    from quizsite.agents.models import Agent
+    from quizsite.items.models import Response
+
+    source = TopicVectors({**VULGAR, **INNOCENT})
+    vocab = [*VULGAR, *INNOCENT]
+    rows = [{**GAME_FAR, "id": "answered"}, {**GAME_FAR, "id": "fresh"}]
+    path = write_jsonl(tmp_path / "two.jsonl", rows)
+    items_import(fmt="ghigliottina", path=path, set_slug="two", vectors=source, vocabulary=vocab, blocklist="none")
+    answered = Item.objects.get(external_id="answered")
+    before = answered.data["choices"]
+    Response.objects.create(agent=Agent.objects.create(kind="human", name="p"), item=answered, source="annotation")
+    with pytest.raises(ProtectedError):
+        Item.objects.filter(item_set__slug="two").delete()
+    assert Item.objects.filter(item_set__slug="two").count() == 2  # nothing deleted
+    Item.objects.filter(item_set__slug="two", responses__isnull=True).delete()
+    report = items_import(fmt="ghigliottina", path=path, set_slug="two", vectors=source, vocabulary=vocab)
+    assert report.created == 1 and report.metrics["items_with_blocked_distractor"] == 1
+    assert set(Item.objects.get(external_id="fresh").data["choices"]) - {GAME_FAR["solution"]} == set(INNOCENT)
+    assert Item.objects.get(external_id="answered").data["choices"] == before
+
+
+@pytest.mark.django_db
+def test_given_choices_with_a_blocked_word_are_imported_as_given_and_named_as_a_warning(tmp_path):
+    """A file's own choices are never changed; the command says which hold a blocked word (the
+    solution itself is no distractor and is not counted)."""
+    rows = [
+        {**GAME, "id": "bad", "choices": ["pila", "duro", "cazzo", "rete"], "label": 1},
+        {**GAME, "id": "ok", "choices": ["pila", "duro", "mano", "rete"], "label": 1},
+        {**GAME, "id": "sol", "solution": "stronzo", "choices": ["pila", "stronzo", "mano", "rete"], "label": 1},
+    ]
+    path = write_jsonl(tmp_path / "given.jsonl", rows)
+    out = StringIO()
+    call_command("import_items", str(path), "--format", "ghigliottina", "--set", "given", stdout=out)
+    assert Item.objects.get(external_id="bad").data["choices"] == ["pila", "duro", "cazzo", "rete"]
+    text = out.getvalue()
+    assert "3 new items" in text
+    assert "warning: 1 item keeps a distractor on the blocklist" in text and "line 1 (bad): cazzo" in text
+    assert "(ok)" not in text and "(sol)" not in text
+
+
+@pytest.mark.django_db
 def test_blocklist_setting_is_the_default(tmp_path, settings):
     extra = tmp_path / "words.txt"
     extra.write_text("pila mano rete\n", encoding="utf-8")

@@ -40,11 +40,18 @@ class ImportReport:
     extra: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # lines printed after the summary (names, figures)
     metrics: dict[str, float] = field(default_factory=dict)  # the same figures for code and tests
+    warnings: list[str] = field(default_factory=list)  # what imported but needs a look (printed last)
 
-    def summary(self) -> str:
+    def summary(self, warnings: bool = True) -> str:
+        """The report as printed; `warnings=False` leaves the warning lines to the caller (the command
+        prints them in its warning style)."""
         parts = [f"{self.created} new items", f"{self.existing} already present"]
         parts += [f"{v} {k}" for k, v in self.extra.items()]
-        return "\n".join([f"set {self.item_set}: " + ", ".join(parts), *(f"  {n}" for n in self.notes)])
+        lines = [f"set {self.item_set}: " + ", ".join(parts), *(f"  {n}" for n in self.notes)]
+        return "\n".join([*lines, *(self.warning_lines() if warnings else [])])
+
+    def warning_lines(self) -> list[str]:
+        return [f"  warning: {w}" for w in self.warnings]
 
 
 def read_bytes(path: Path) -> bytes:

@@ -1,8 +1,10 @@
 """`ghigliottina` format (DATA.md): raw games or the 4-choice form, as JSON lines, a JSON array, or the
 EVALITA 2018 XML. Raw games get three distractors from a pluggable word-vector source (rules in
 quizsite/items/ghigliottina.py); a game for which fewer than three eligible words exist is imported as an
-open game and named in the report, never a reason to refuse the file. No distractor is a vulgar or
-offensive word (quizsite/items/blocklist.py; `blocklist` names other sources). The report also measures the
+open game and named in the report, never a reason to refuse the file. No distractor the import picks is
+a vulgar or offensive word (quizsite/items/blocklist.py; `blocklist` names other sources); choices it does
+not pick (games already in the set, a file's own choices) are never changed, and the report warns of any
+that hold a blocked word. The report also measures the
 distractors: the embedding nearest-choice baseline, a most-frequent-word baseline, and the share of
 distractors that are other games' solutions against random vocabulary draws."""
 
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from quizsite.items.blocklist import blocklist_open
+from quizsite.items.blocklist import Blocklist, blocklist_open, fold
 from quizsite.items.ghigliottina import (
     CARD_SPLIT_SCHEME,
     SHORT_MAX_LEN,
@@ -152,7 +154,9 @@ def import_ghigliottina(
     HF card's proportions (train 62 / test 553 for the 615 games, reproducibly drawn) on each game that
     has no `split` of its own. `vocabulary` replaces the candidate words (tests). `blocklist` names the
     words that are never distractors (`blocklist_open`: "glin-profanity", files, or "none"; default the
-    GHIGLIOTTINA_BLOCKLIST setting, else glin-profanity)."""
+    GHIGLIOTTINA_BLOCKLIST setting, else glin-profanity); it is read on every import, so a wrong one is an
+    error even when no game needs distractors, and it changes no existing item or given choices: games
+    whose stored or given distractors hold a blocked word are a warning in the report."""
     path = Path(path)
     if split and split not in SPLITS:
         raise ImportError_(str(path), 0, f"unknown split {split!r}; known: {', '.join(SPLITS)}")
@@ -168,14 +172,18 @@ def import_ghigliottina(
         counts = {s: sum(1 for _, _, f in parsed if f["data"].get("split") == s) for s in ("train", "test")}
         report_notes.append(f"split {split}: {counts['train']} train / {counts['test']} test ({CARD_SPLIT_SCHEME})")
 
+    try:  # on every import, so a wrong path is an error even when no distractor is to be picked
+        blocked = blocklist_open(blocklist)
+    except ValueError as exc:
+        raise ImportError_(str(path), 0, str(exc)) from None
     existing = existing_external_ids(set_slug)
+    kept_blocked = _kept_blocked_distractors(set_slug, parsed, existing, blocked)
     raw = [(lineno, ext_id, fields) for lineno, ext_id, fields in parsed if fields["data"]["choices"] is None]
     todo = [row for row in raw if row[1] not in existing]
     quality: dict[str, Any] = {}
     if todo:
         source = vectors if isinstance(vectors, WordVectors) else None
         try:
-            blocked = blocklist_open(blocklist)
             source = source or word_vectors_open(vectors)  # type: ignore[arg-type]
         except ValueError as exc:
             raise ImportError_(str(path), 0, str(exc)) from None
@@ -250,7 +258,46 @@ def import_ghigliottina(
                 f"(random vocabulary draws under the same length rule: {quality['chance']:.1%}; "
                 f"such candidates kept with probability {quality['keep_other']:.2f})"
             )
+    if kept_blocked:
+        n = len(kept_blocked)
+        named = "; ".join(kept_blocked[:BLOCKED_NAMED]) + (f" and {n - BLOCKED_NAMED} more" if n > BLOCKED_NAMED else "")
+        report.metrics["items_with_blocked_distractor"] = n
+        report.warnings.append(
+            f"{n} item{'s keep' if n > 1 else ' keeps'} a distractor on the blocklist ({blocked.label}), left "
+            f"unchanged (imported before, or with the file's own choices): {named}"
+        )
     return report
+
+
+BLOCKED_NAMED = 50  # the warning names this many items with a blocked distractor, then counts the rest
+
+
+def _kept_blocked_distractors(
+    set_slug: str, parsed: list[tuple[int, str, dict[str, Any]]], existing: set[str], blocked: Blocklist
+) -> list[str]:
+    """"line N (id): word, ..." for each game of the file whose choices the import does not pick and
+    that hold a blocked distractor (a choice other than the solution): the stored choices of a game
+    already in the set, or the file's own choices of a new 4-choice game. They are named, never changed:
+    an existing item's choices may already have responses, and given choices are the data's own."""
+    if not blocked:
+        return []
+    stored: dict[str, tuple[str, dict[str, Any]]] = {}
+    if existing:
+        rows = Item.objects.filter(item_set__slug=set_slug).values_list("external_id", "answer", "data")
+        stored = {ext_id: (answer, data) for ext_id, answer, data in rows}
+    named: list[str] = []
+    for lineno, ext_id, fields in parsed:
+        if ext_id in stored:
+            answer, data = stored[ext_id]
+        elif fields["data"]["choices"] is not None:
+            answer, data = fields["answer"], fields["data"]
+        else:
+            continue  # a new raw game: its distractors are picked under this blocklist
+        solution = fold(answer)
+        words = [c for c in (data or {}).get("choices") or [] if isinstance(c, str) and fold(c) != solution and c in blocked]
+        if words:
+            named.append(f"line {lineno} ({ext_id}): {', '.join(words)}")
+    return named
 
 
 def _pick_all(picker: DistractorPicker, todo: list[tuple[int, str, dict[str, Any]]]) -> list[Pick]:

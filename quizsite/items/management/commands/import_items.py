@@ -32,4 +32,6 @@ class Command(BaseCommand):
             )
         except ImportError_ as exc:
             raise CommandError(f"nothing imported: {exc}") from exc
-        self.stdout.write(self.style.SUCCESS(report.summary()))
+        self.stdout.write(self.style.SUCCESS(report.summary(warnings=False)))
+        for line in report.warning_lines():
+            self.stdout.write(self.style.WARNING(line))
