@@ -9,11 +9,12 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
 
 from quizsite.agents.importers import FORMATS, import_caimira, import_protobowl_log
 from quizsite.agents.models import Agent
-from quizsite.items.importers import IMPORTERS
+from quizsite.items.importers import IMPORTERS, ImportError_, importer_register, items_import
 from quizsite.items.models import Response
 
 
@@ -26,6 +27,23 @@ def test_the_agents_app_registers_its_formats_with_items():
     assert FORMATS == {"caimira": import_caimira, "protobowl-log": import_protobowl_log}
     assert {fmt: IMPORTERS[fmt] for fmt in FORMATS} == FORMATS
     assert {"quizbowl", "ghigliottina", "archaeology", "romqa"} <= set(IMPORTERS)
+
+
+def test_importer_register_refuses_another_importer_under_a_taken_name_and_ignores_the_same_one():
+    """It once overwrote in silence, so two apps claiming one name would swap importers unnoticed; the
+    same importer again is no change (AppConfig.ready() may run twice in tests)."""
+    importer_register("caimira", import_caimira)
+    apps.get_app_config("agents").ready()
+    assert IMPORTERS["caimira"] is import_caimira
+    with pytest.raises(ValueError, match="format 'caimira' is already registered"):
+        importer_register("caimira", import_protobowl_log)
+    assert IMPORTERS["caimira"] is import_caimira
+
+
+def test_an_unknown_format_says_that_the_agents_formats_come_when_the_apps_load(tmp_path, monkeypatch):
+    monkeypatch.delitem(IMPORTERS, "caimira")
+    with pytest.raises(ImportError_, match="unknown format 'caimira'.*registered when Django's apps load"):
+        items_import(fmt="caimira", path=tmp_path / "release", set_slug="rel")
 
 
 @pytest.mark.django_db

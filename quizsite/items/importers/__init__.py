@@ -30,7 +30,16 @@ IMPORTERS: dict[str, Importer] = {
 
 
 def importer_register(fmt: str, importer: Importer) -> None:
-    """Add a format whose importer lives in an app above items (called from that app's `ready()`)."""
+    """Add a format whose importer lives in an app above items (called from that app's `ready()`).
+
+    Registering the same importer again changes nothing (`ready()` may run more than once, as in tests);
+    another importer under a taken name is a ValueError, so two apps cannot swap a format unnoticed."""
+    current = IMPORTERS.get(fmt)
+    if current is not None and current is not importer:
+        raise ValueError(
+            f"import format {fmt!r} is already registered ({current.__module__}.{current.__qualname__}); "
+            f"not replacing it with {importer.__module__}.{importer.__qualname__}"
+        )
     IMPORTERS[fmt] = importer
 
 
@@ -39,7 +48,11 @@ def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "", **o
     try:
         importer = IMPORTERS[fmt]
     except KeyError:
-        raise ImportError_(str(path), 0, f"unknown format {fmt!r}; known: {', '.join(sorted(IMPORTERS))}") from None
+        raise ImportError_(
+            str(path), 0,
+            f"unknown format {fmt!r}; known: {', '.join(sorted(IMPORTERS))} "
+            "(caimira and protobowl-log are registered when Django's apps load)",
+        ) from None
     return importer(path=Path(path), set_slug=set_slug, set_name=set_name, **options)
 
 
