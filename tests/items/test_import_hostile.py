@@ -325,3 +325,18 @@ def test_json_array_entries_are_named_by_their_line(tmp_path):
     with pytest.raises(ImportError_) as exc:
         items_import(fmt="romqa", path=path, set_slug="r")
     assert_clean_refusal(exc.value, "r.json", 2 + json.dumps(romqa(1), indent=2).count("\n") + 1, "duplicate id 'r1'")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["quizbowl", "archaeology", "romqa", "caimira", "protobowl-log"])
+@pytest.mark.parametrize("option", ["--vectors", "--blocklist", "--split"])
+def test_an_option_the_format_does_not_take_is_a_command_error_naming_the_formats_that_do(tmp_path, fmt, option):
+    """`--format quizbowl --blocklist x` once ended in a TypeError traceback from the importer's call."""
+    path = tmp_path / "any.jsonl"
+    path.write_text("{}\n")
+    value = "card" if option == "--split" else "x"
+    with pytest.raises(CommandError, match=rf"^{option} is not an option of --format {fmt}; formats that take it: ghigliottina$"):
+        call_command("import_items", str(path), "--format", fmt, "--set", "s", option, value)
+    with pytest.raises(ImportError_, match=rf"format {fmt!r} takes no option {option[2:]!r}; formats that take it: ghigliottina"):
+        items_import(fmt=fmt, path=path, set_slug="s", **{option[2:]: value})
+    assert_nothing_written()

@@ -9,6 +9,7 @@ importers live in the agents app (`agents/importers/`), which registers them her
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,26 @@ def importer_register(fmt: str, importer: Importer) -> None:
     IMPORTERS[fmt] = importer
 
 
+_EVERY_FORMAT = frozenset({"path", "set_slug", "set_name"})
+
+
+def importer_options(fmt: str) -> frozenset[str]:
+    """The options a format's importer takes beyond path, set and name (ghigliottina: vectors, split,
+    blocklist ...), read from its signature so that an option is declared once, where it is used."""
+    parameters = inspect.signature(IMPORTERS[fmt]).parameters.values()
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return frozenset(p.name for p in parameters if p.kind in named) - _EVERY_FORMAT
+
+
+def formats_taking(option: str) -> list[str]:
+    """The registered formats whose importer takes `option`, for an error that says where it belongs."""
+    return sorted(fmt for fmt in IMPORTERS if option in importer_options(fmt))
+
+
 def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "", **options: Any) -> ImportReport:
-    """Options go to importers that take them (ghigliottina: `vectors`, a word-vector file or source)."""
+    """Options go to importers that take them (ghigliottina: `vectors`, a word-vector file or source); an
+    option the format does not take is an ImportError_ naming the formats that do, not the importer's
+    TypeError."""
     try:
         importer = IMPORTERS[fmt]
     except KeyError:
@@ -53,7 +72,14 @@ def items_import(*, fmt: str, path: Path, set_slug: str, set_name: str = "", **o
             f"unknown format {fmt!r}; known: {', '.join(sorted(IMPORTERS))} "
             "(caimira and protobowl-log are registered when Django's apps load)",
         ) from None
+    unknown = sorted(set(options) - importer_options(fmt))
+    if unknown:
+        taking = ", ".join(formats_taking(unknown[0])) or "none"
+        raise ImportError_(str(path), 0, f"format {fmt!r} takes no option {unknown[0]!r}; formats that take it: {taking}")
     return importer(path=Path(path), set_slug=set_slug, set_name=set_name, **options)
 
 
-__all__ = ["IMPORTERS", "ImportError_", "ImportReport", "Importer", "importer_register", "items_import"]
+__all__ = [
+    "IMPORTERS", "ImportError_", "ImportReport", "Importer", "formats_taking", "importer_options", "importer_register",
+    "items_import",
+]

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from quizsite.items.importers import IMPORTERS, ImportError_, items_import
+from quizsite.items.importers import IMPORTERS, ImportError_, formats_taking, importer_options, items_import
 
 
 class Command(BaseCommand):
@@ -25,8 +25,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
+        options = {k: opts[k] for k in ("vectors", "split", "blocklist") if opts[k]}
+        for name in options:  # checked here, so the error names the command's option, not a keyword
+            if name not in importer_options(opts["format"]):
+                raise CommandError(
+                    f"--{name} is not an option of --format {opts['format']}; "
+                    f"formats that take it: {', '.join(formats_taking(name))}"
+                )
         try:
-            options = {k: opts[k] for k in ("vectors", "split", "blocklist") if opts[k]}
             report = items_import(
                 fmt=opts["format"], path=opts["path"], set_slug=opts["set_slug"], set_name=opts["name"], **options
             )
