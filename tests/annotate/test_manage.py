@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 from io import StringIO
 from pathlib import Path
 
@@ -49,6 +50,37 @@ def test_new_campaign_form_names_the_task_without_an_article(sets, admin_client)
     })
     assert page.status_code == 200 and not Campaign.objects.exists()
     assert b"set ghig has no archaeology items for the archaeology-write task" in page.content
+
+
+class _Ids(HTMLParser):
+    """Every element id on a page, and every id an aria-describedby names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.described_by: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(found["id"] or "")
+        self.described_by += (found.get("aria-describedby") or "").split()
+
+
+def test_every_aria_describedby_on_the_new_campaign_form_names_an_element_of_the_page(sets, admin_client):
+    """Django 5.2 points each input at `<id>_helptext` and `<id>_error`; the template rendered help text
+    and errors without those ids, so screen readers announced nothing (checkboxes included)."""
+    fresh = admin_client.get("/annotate/manage/new/")
+    bad = admin_client.post("/annotate/manage/new/", {"slug": "not a slug", "item_set": "ghig", "task": "ghigliottina-open",
+                                                      "per_item": 0, "quota": 0, "lease_minutes": 10, "timer_seconds": 60})
+    for page in (fresh, bad):
+        parsed = _Ids()
+        parsed.feed(page.content.decode())
+        assert {"id_slug_helptext", "id_invite_only_helptext"} <= set(parsed.described_by)
+        assert not set(parsed.described_by) - parsed.ids
+    parsed = _Ids()
+    parsed.feed(bad.content.decode())
+    assert {"id_slug_error", "id_per_item_error"} <= set(parsed.described_by) <= parsed.ids
 
 
 def test_authoring_campaign_makes_its_target_set(db):
