@@ -237,3 +237,244 @@ def test_api_figures_and_agent_subtype(staff, django_user_model, hand_fit):
     assert token_client(django_user_model.objects.create_user("api-player")).get(f"/api/fits/{hand_fit.pk}/figures/").status_code == 403
     queued = FitRun.objects.create(settings={"model": "caimira"})
     assert api.get(f"/api/fits/{queued.pk}/figures/").status_code == 404
+
+
+# --- Fig. 5 through the app: item features, the regressions, their CSV and the page ----------------------
+
+
+def make_fit(tmp_path, rows, *, dims, labels=()):  # type: ignore[no-untyped-def]
+    """A succeeded run over hand-made IRT items. Each row: key and relevance, and optionally category (an Item
+    is made when the row has one, "" included), item_text, n_clues (Item.data), clue (FitItem.clue) and query
+    (the text of the fit's query record; without it the artifact has no record for the key)."""
+    from quizsite.items.models import Item, ItemSet
+
+    item_set = ItemSet.objects.get_or_create(slug="hand", defaults={"name": "hand"})[0]
+    fit_dir = tmp_path / "fit5"
+    fit_dir.mkdir(exist_ok=True)
+    queries = [{"id": r["key"], "text": r["query"]} for r in rows if "query" in r]
+    run = FitRun.objects.create(
+        status=FitRun.Status.SUCCEEDED,
+        settings={"model": "caimira", "dims": dims, "seed": 0},
+        metrics={"dims": dims},
+        dim_labels=list(labels),
+        artifact=artifact_pack(fit_dir=fit_dir, queries=queries, agents=[], responses=[]),
+        finished_at=timezone.now(),
+    )
+    for r in rows:
+        item = None
+        if "category" in r:
+            data = {"n_clues": r["n_clues"]} if "n_clues" in r else {}
+            item = Item.objects.create(item_set=item_set, external_id=r["key"], kind="tossup",
+                                       text=r.get("item_text", ""), category=r["category"], data=data)
+        FitItem.objects.create(fit=run, key=r["key"], item=item, clue=r.get("clue"), relevance=r["relevance"],
+                               difficulty=[0.0] * dims, effective_difficulty=[0.0] * dims)
+    return run
+
+
+OTHER = "This element has atomic number 6."  # no answer-type word after "this": other
+# key: (fields of make_fit, then what item_features must make of them: clues, answer type, words of text)
+FEATURE_ROWS = {
+    # Science, 10 items (= MIN_CATEGORY_ITEMS): a column of its own; keys sort before the more common History
+    "a/00": ({"category": "Science", "clue": 2, "query": "He worked in Leipzig.",
+              "item_text": "He worked in Leipzig. For ten points, name this Baroque composer."}, 2, "person", 4),
+    "a/01": ({"category": "Science", "n_clues": 4, "item_text": "These poems include Howl. Name this collection."},
+             4, "work", 7),  # no query record: the item's text is the text
+    **{f"a/{i:02d}": ({"category": "Science", "query": "one two three", "item_text": OTHER}, 1, "other", 3)
+       for i in range(2, 10)},
+    # History, 12 items: the most common category, the reference level
+    "h/00": ({"category": "History", "clue": 3, "n_clues": 5, "query": "", "item_text": OTHER}, 3, "other", 6),
+    **{f"h/{i:02d}": ({"category": "History", "query": "one two three", "item_text": OTHER}, 1, "other", 3)
+       for i in range(1, 12)},
+    # Music, 11 items: a column, before Science's (more items)
+    **{f"m/{i:02d}": ({"category": "Music", "query": "one two", "item_text": OTHER}, 1, "other", 2)
+       for i in range(11)},
+    # Art, 9 items (< MIN_CATEGORY_ITEMS): joins the reference level
+    "b/00": ({"category": "Art", "query": "one two", "item_text": "Name this painter."}, 1, "person", 2),
+    **{f"b/{i:02d}": ({"category": "Art", "query": "one two", "item_text": OTHER}, 1, "other", 2)
+       for i in range(1, 9)},
+    # no category, and no item at all: both "(none)", a level of two items, pooled into the reference
+    "c/blank": ({"category": "", "n_clues": 2, "query": "one", "item_text": OTHER}, 2, "other", 1),
+    "z/none": ({"query": "Name this novel by Tolstoy."}, 1, "work", 5),  # answer type from the query's text
+}
+CATEGORY = {"a": "Science", "h": "History", "m": "Music", "b": "Art", "c": "", "z": None}
+
+
+@pytest.fixture
+def feature_fit(db, tmp_path):
+    rows = [{"key": k, "relevance": [0.5, 0.5], **spec} for k, (spec, *_expected) in FEATURE_ROWS.items()]
+    return make_fit(tmp_path, rows, dims=2)
+
+
+def test_item_features_exact_matrix(feature_fit):
+    keys = list(reversed(FEATURE_ROWS))  # the rows follow `keys`, not the key order
+    x, names = analyses.item_features(feature_fit, keys)
+    # History (12) is the reference; Music (11) then Science (10) by size; Art (9) and "(none)" (2) pooled into
+    # the reference; no item is a place, so no place column
+    assert names == ["category: Music", "category: Science", "clues", "answer: person", "answer: work",
+                     "length (100 words)"]
+    expected = []
+    for key in keys:
+        _spec, clues, kind, words = FEATURE_ROWS[key]
+        category = CATEGORY[key[0]]
+        expected.append([float(category == "Music"), float(category == "Science"), float(clues),
+                         float(kind == "person"), float(kind == "work"), words / 100])
+    assert x.shape == (len(keys), 6)
+    np.testing.assert_allclose(x, expected)
+    assert x[keys.index("a/00")].tolist() == pytest.approx([0, 1, 2, 1, 0, 0.04])
+    assert x[keys.index("z/none")].tolist() == pytest.approx([0, 0, 1, 0, 1, 0.05])
+
+
+def test_item_features_counts_only_the_keys_asked(feature_fit):
+    """The levels are counted over the items asked for: with 9 History items Science (10) is the reference
+    and no category has a column."""
+    keys = [k for k in FEATURE_ROWS if k.startswith("a/")] + [f"h/{i:02d}" for i in range(1, 10)]
+    x, names = analyses.item_features(feature_fit, keys)
+    assert names == ["clues", "answer: person", "answer: work", "length (100 words)"]
+    np.testing.assert_allclose(x[:2], [[2, 1, 0, 0.04], [4, 0, 1, 0.07]])
+    assert x.shape == (19, 4)
+
+
+# A block is six items that differ only in clue count, answer type and length; every level and every outcome
+# below is made of whole blocks, so within each category the relevant and the other items have the same mean
+# clues, answer types and length. The maximum-likelihood fit then gives those features 0 and each category
+# its weighted log odds; with class-balanced weights (w1 on relevant items, w0 on the others, the same in
+# every category) the weights cancel in a category's coefficient: log(odds in the category / odds in the
+# reference). The intercept is log(w1 / w0 * odds in the reference).
+BLOCK = [  # (FitItem.clue, the item's text, words in the query's text)
+    (1, "Name this composer.", 10),
+    (2, "Name this city.", 25),
+    (3, "Name this element.", 40),
+    (1, "Name this element.", 15),
+    (2, "Name this composer.", 30),
+    (3, "Name this city.", 20),
+]
+BLOCKS = {"History": 8, "Science": 4, "Literature": 1}  # Literature (6 items) joins History, the reference
+RELEVANT_BLOCKS = [  # per dimension and category, the blocks with r_jk > 0.6
+    {"History": {0, 1}, "Science": {0, 1, 2}, "Literature": set()},  # Science: odds 18/6 against (12+0)/(36+6)
+    {"History": {0, 5}, "Science": {3}, "Literature": set()},  # Science: 6/18 against 12/42, about even
+    {"History": {0, 1, 2, 3, 4, 5}, "Science": {0}, "Literature": {0}},  # Science: 6/18 against 42/12
+    {"History": set(), "Science": set(), "Literature": set()},  # none
+]
+HIGH, LOW = [0.8, 0.7, 0.9, 0.9], [0.6, 0.1, 0.2, 0.3]  # 0.6 is not over the threshold
+DIM_LABELS = ["science-ish", "noise", "history-ish", "unused"]
+N_REG = 6 * sum(BLOCKS.values())  # 78
+
+
+def odds_ratio_log(dim):  # type: ignore[no-untyped-def]
+    """log(odds of relevance among Science items / odds among the reference's), counted from the design."""
+    def counts(cats):  # type: ignore[no-untyped-def]
+        rel = sum(6 * len(RELEVANT_BLOCKS[dim][c]) for c in cats)
+        return rel, sum(6 * BLOCKS[c] for c in cats) - rel
+    (s1, s0), (r1, r0) = counts(["Science"]), counts(["History", "Literature"])
+    return math.log((s1 / s0) / (r1 / r0))
+
+
+@pytest.fixture
+def regression_fit(db, tmp_path):
+    rows = []
+    for category, n_blocks in BLOCKS.items():
+        for b in range(n_blocks):
+            for i, (clue, text, words) in enumerate(BLOCK):
+                relevance = [HIGH[k] if b in RELEVANT_BLOCKS[k][category] else LOW[k] for k in range(4)]
+                rows.append({"key": f"{category}/{b}-{i}", "category": category, "clue": clue, "item_text": text,
+                             "query": " ".join(["word"] * words), "relevance": relevance})
+    return make_fit(tmp_path, rows, dims=4, labels=DIM_LABELS)
+
+
+FEATURES = ["category: Science", "clues", "answer: person", "answer: place", "length (100 words)"]
+
+
+def test_dimension_regressions_find_the_category_that_makes_a_dimension_relevant(regression_fit):
+    reg = analyses.dimension_regressions(regression_fit)
+    assert reg["features"] == FEATURES and reg["n_items"] == N_REG and reg["threshold"] == 0.6
+    dims = reg["dimensions"]
+    assert [d["name"] for d in dims] == DIM_LABELS
+    assert [d["n_relevant"] for d in dims] == [30, 18, 48, 0]
+    terms = [{t["feature"]: t for t in d["terms"]} for d in dims]
+    science = [t["category: Science"] for t in terms[:3]]
+    assert odds_ratio_log(0) == pytest.approx(math.log(10.5)) and odds_ratio_log(2) == pytest.approx(-math.log(10.5))
+    assert [s["coef"] for s in science] == pytest.approx([odds_ratio_log(k) for k in range(3)], abs=1e-6)
+    assert science[0]["coef"] > 0 and science[0]["p_value"] < 0.05  # Science makes dimension 1 relevant
+    assert science[1]["p_value"] > 0.5  # not dimension 2: log(7/6), far from significant
+    assert science[2]["coef"] < 0 and science[2]["p_value"] < 0.05  # and keeps items off dimension 3
+    # w1 / w0 = (n / 2 n1) / (n / 2 n0) = n0 / n1
+    assert terms[0]["intercept"]["coef"] == pytest.approx(math.log(48 / 30 * 12 / 42), abs=1e-6)
+    for k in range(3):
+        for name in FEATURES[1:]:  # the same in relevant and other items of every category: no effect
+            assert terms[k][name]["coef"] == pytest.approx(0, abs=1e-6), (k, name)
+    assert dims[3]["terms"] == [] and dims[3]["note"] == "no item is relevant"
+
+
+def csv_rows(client, run, what):  # type: ignore[no-untyped-def]
+    response = client.get(reverse("research:export_fit", args=[run.pk, what, "csv"]))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+def test_regressions_csv(client, staff, regression_fit):
+    client.force_login(staff)
+    response = client.get(reverse("research:export_fit", args=[regression_fit.pk, "regressions", "csv"]))
+    header = next(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert header == ["dimension", "name", "n_items", "n_relevant", "feature", "coef", "std_err", "p_value", "note"]
+    rows = csv_rows(client, regression_fit, "regressions")
+    assert len(rows) == 3 * (1 + len(FEATURES)) + 1  # a row per term of each fitted dimension, one for the empty one
+    by = {(r["dimension"], r["feature"]): r for r in rows}
+    assert [r["feature"] for r in rows if r["dimension"] == "1"] == ["intercept", *FEATURES]
+    science = by[("1", "category: Science")]
+    assert (science["name"], science["n_items"], science["n_relevant"], science["note"]) == ("science-ish", "78", "30", "")
+    assert float(science["coef"]) == pytest.approx(math.log(10.5), abs=1e-6) and float(science["p_value"]) < 0.05
+    assert float(by[("2", "category: Science")]["p_value"]) > 0.5
+    assert float(by[("3", "category: Science")]["coef"]) == pytest.approx(-math.log(10.5), abs=1e-6)
+    assert float(by[("1", "clues")]["coef"]) == pytest.approx(0, abs=1e-6)
+    empty = by[("4", "")]
+    assert (empty["name"], empty["n_relevant"], empty["coef"], empty["p_value"], empty["note"]) == (
+        "unused", "0", "", "", "no item is relevant")
+
+
+def test_group_accuracy_csv(client, staff, hand_fit):
+    """The page's 12 clusters on the four hand-made items: one item each, numbered in key order (equal sizes,
+    first item first): C1 s/a1, C2 s/a2, C3 s/b1, C4 s/b2. A cell is the mean over the group's agents of each
+    agent's accuracy on the cluster, blank where none of them answered (RULINGS)."""
+    client.force_login(staff)
+    rows = csv_rows(client, hand_fit, "group_accuracy")
+    assert list(rows[0]) == ["group", "label", "n_agents", "cluster", "cluster_size", "accuracy", "n_agents_in_cluster"]
+    got = [(r["group"], r["label"], r["n_agents"], r["cluster"], r["cluster_size"],
+            None if r["accuracy"] == "" else float(r["accuracy"]), r["n_agents_in_cluster"]) for r in rows]
+    expected = {  # group: (label, agents, accuracy and agents answering per cluster)
+        "human": ("Humans", 1, [(1.0, 1), (0.0, 1), (1.0, 1), (1.0, 1)]),  # h1
+        "retriever": ("Retriever", 1, [(0.0, 1), (None, 0), (None, 0), (None, 0)]),  # bot-r: s/a1 wrong
+        # bot-i: a1 right, a2 right, b1 wrong; bot-i2: b1 right, b2 wrong
+        "instruct": ("Instruction-tuned LLM", 2, [(1.0, 1), (1.0, 1), (0.5, 2), (0.0, 1)]),
+        "ai": ("AI (no sub-type)", 1, [(None, 0), (None, 0), (None, 0), (1.0, 1)]),  # bot-n: b2 right
+    }
+    assert got == [(g, label, str(n), str(c + 1), "1", acc, str(k))
+                   for g, (label, n, cells) in expected.items() for c, (acc, k) in enumerate(cells)]
+
+
+@pytest.mark.parametrize("what", ["regressions", "group_accuracy"])
+def test_figure_csvs_are_for_researchers_only(client, django_user_model, hand_fit, what):
+    url = reverse("research:export_fit", args=[hand_fit.pk, what, "csv"])
+    response = client.get(url)
+    assert response.status_code == 302 and "login" in response["Location"]
+    client.force_login(django_user_model.objects.create_user("player", is_staff=True))  # staff alone opens nothing
+    assert client.get(url).status_code == 403
+
+
+def test_fig5_table_on_the_page(client, staff, regression_fit):
+    import re
+
+    client.force_login(staff)
+    page = client.get(reverse("research:fit_detail", args=[regression_fit.pk])).content.decode()
+    section = page[page.index('id="fig5"'):]
+    section = section[:section.index("</section>")]
+    assert "over 78 items" in section
+    assert reverse("research:export_fit", args=[regression_fit.pk, "regressions", "csv"]) in section
+    head = re.findall(r"<th>([^<]*) <span class=\"muted\">\((\d+) relevant\)</span></th>", section)
+    assert head == [("science-ish", "30"), ("noise", "18"), ("history-ish", "48"), ("unused", "0")]
+    table = {m[0]: re.findall(r"<td>(.*?)</td>", m[1]) for m in re.findall(r"<tr><td>([^<]*)</td>(.*?)</tr>", section, re.S)}
+    assert list(table) == FEATURES  # History and Literature are the reference: no row
+    science = table["category: Science"]
+    assert science[0].startswith("2.35 ") and "(p &lt; 0.001)" in science[0]  # log 10.5, z about 4
+    assert science[1].startswith("0.15 ")  # log 7/6
+    assert science[2].startswith("-2.35 ") and "(p &lt; 0.001)" in science[2]
+    assert "no item is relevant" in science[3]
