@@ -244,7 +244,9 @@ def item_features(run: FitRun, keys: list[str]) -> tuple[np.ndarray, list[str]]:
     common category and those under MIN_CATEGORY_ITEMS items are the reference), the number of clues in the
     item, answer type one-hot (reference: other), and text length in words / 100."""
     texts = {q["id"]: q.get("text", "") for q in fit_data_load(run.pk)["queries"]}
-    rows = {fi.key: fi for fi in FitItem.objects.filter(fit=run, key__in=keys).select_related("item")}
+    # the run's items, not `key__in=keys`: a fit can have more items than an SQLite statement takes parameters
+    wanted = set(keys)
+    rows = {fi.key: fi for fi in FitItem.objects.filter(fit=run).select_related("item") if fi.key in wanted}
     categories, clues, types, lengths = [], [], [], []
     for key in keys:
         fi = rows[key]

@@ -478,3 +478,41 @@ def test_fig5_table_on_the_page(client, staff, regression_fit):
     assert science[1].startswith("0.15 ")  # log 7/6
     assert science[2].startswith("-2.35 ") and "(p &lt; 0.001)" in science[2]
     assert "no item is relevant" in science[3]
+
+
+
+@pytest.fixture
+def sqlite_default_parameter_limit(db):  # type: ignore[no-untyped-def]
+    """SQLite as built upstream before 3.32 takes at most 999 parameters in a statement (32766 since; Debian's
+    build here takes 250000): the limit lowered to 999 so that a few thousand items show what tens of
+    thousands would on a stock build."""
+    import sqlite3
+
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's parameter limit")
+    connection.ensure_connection()
+    raw = connection.connection
+    before = raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    yield 999
+    raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
+
+
+def test_item_features_of_a_fit_with_more_items_than_sqlite_takes_parameters(sqlite_default_parameter_limit, tmp_path):
+    """A fit can have tens of thousands of IRT items (a tossup gives one per clue): more than an SQLite statement
+    takes parameters, so the items cannot be asked for in one `key IN (...)`."""
+    n = 4 * sqlite_default_parameter_limit
+    keys = [f"s/{i:05d}" for i in range(n)]
+    fit_dir = tmp_path / "fit"
+    fit_dir.mkdir()
+    run = FitRun.objects.create(
+        status=FitRun.Status.SUCCEEDED, settings={"model": "caimira", "dims": 1}, metrics={"dims": 1},
+        artifact=artifact_pack(fit_dir=fit_dir, queries=[{"id": k, "text": "a b"} for k in keys], agents=[], responses=[]),
+        finished_at=timezone.now(),
+    )
+    FitItem.objects.bulk_create([FitItem(fit=run, key=k, clue=1 + i % 2, relevance=[0.5], difficulty=[0.0],
+                                         effective_difficulty=[0.0]) for i, k in enumerate(keys)])
+    x, names = analyses.item_features(run, keys)
+    assert names == ["clues", "length (100 words)"] and x.shape == (n, 2)
+    assert x[:2].tolist() == [[1.0, 0.02], [2.0, 0.02]] and x[:, 0].sum() == 1.5 * n
