@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import runpy
 from collections.abc import Sequence
 from io import StringIO
@@ -15,6 +16,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from quizsite.agents.kinds import REGISTRY, question_for
+from quizsite.agents.scoring import agent_answer_score
 from quizsite.items.blocklist import blocklist_open, participles, plurals
 from quizsite.items.ghigliottina import (
     SHORT_MAX_LEN,
@@ -395,7 +398,9 @@ def test_all_615_games_import_and_other_solutions_come_no_more_often_than_chance
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_import_items_command_imports_all_615_games_with_the_default_configuration():
-    """The issue's command on a fresh install: all 615 in, the card's split, quality figures in the report."""
+    """The issue's command on a fresh install: all 615 in, the card's split, quality figures in the report,
+    and distractors hard enough: the embedding agent well below chance, the most frequent word and other
+    games' solutions no more often than chance allows."""
     _games()
     out = StringIO()
     call_command("import_items", str(GAMES_615), "--format", "ghigliottina", "--set", "gh615", "--split", "card",
@@ -427,4 +432,24 @@ def test_import_items_command_imports_all_615_games_with_the_default_configurati
     share, total = _other_solution_share(four)
     chance = _vocabulary_chance(four)
     sigma = (chance * (1 - chance) / total) ** 0.5
-    assert share <= chance + 3 * sigma, (share, chance)  # without the thinning: 0.125 against 0.058
+    assert share <= chance + 3 * sigma, (share, chance)  # without thinning: 0.125 against 0.058; now 0.060
+
+    # How hard the choices are (README, "La Ghigliottina"). The in-app embedding agent (its kind, given
+    # each item as a run gives it, scored as a run scores it; `agent_run embed-ghigliottina-choose --set
+    # gh615 --wait` takes some 20 s more) must be well below chance: 1/4 less 5 sd of a chance score, 0.163
+    # for 615 items. Measured 0.080 (49/615), the report's nearest-choice figure too: the same model picked
+    # the distractors near the clues. With the picker's ranking replaced by a random one (three random
+    # eligible words per game, its other rules kept) this failed at 0.311; random words of the longest
+    # allowed length gave 0.327. The most frequent word must be the solution no more often than chance
+    # allows (1/4 + 3 sd: 0.302): measured 0.262; the random words 0.489 and 0.528.
+    agent = REGISTRY["embed-ghigliottina-choose"]()
+    outputs = agent.answer_many([question_for(i) for i in four])
+    right = [agent_answer_score(i, o.guess, task=agent.task).correct for i, o in zip(four, outputs, strict=True)]
+    agent_accuracy = sum(right) / len(four)
+    chance_sd = (0.25 * 0.75 / len(four)) ** 0.5
+    assert agent_accuracy <= 0.25 - 5 * chance_sd, agent_accuracy
+    nearest = re.search(r"embedding nearest-choice (\d\.\d+)", text)
+    frequent = re.search(r"most-frequent-word choice (\d\.\d+)", text)
+    assert nearest and frequent, text
+    assert float(nearest[1]) == pytest.approx(agent_accuracy, abs=0.01)
+    assert float(frequent[1]) <= 0.25 + 3 * chance_sd, frequent[1]
