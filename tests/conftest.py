@@ -21,6 +21,31 @@ def service_up(host: str, port: int) -> bool:
         return False
 
 
+def run_tests_on_postgresql(tag: str, *args: str) -> tuple[int, str]:
+    """Run pytest with `args` in a subprocess on a PostgreSQL database of its own, dropped afterwards,
+    for tests whose SQL each database plans its own way; returns the exit code and the output to show.
+    The caller skips when PostgreSQL is not running."""
+    import os
+    import subprocess
+    import sys
+
+    import psycopg
+
+    name = f"thinkalike_{tag}_{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{name}"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly", *args],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        )
+    finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
+        with psycopg.connect("postgresql://root@127.0.0.1:5432/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
+    out = result.stdout + result.stderr[-2000:]
+    assert "skipped" not in result.stdout.splitlines()[-1], out[-4000:]  # a skip there would pass unseen
+    return result.returncode, out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

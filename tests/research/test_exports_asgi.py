@@ -6,9 +6,6 @@ chunk reaches the client while most rows are still unread (counted, not timed)."
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 import zipfile
 
 import pytest
@@ -22,7 +19,7 @@ from quizsite.research import exports
 from quizsite.research.models import FitAgent, FitItem, FitRun
 from quizsite.research.prepare import DataSpec
 from tests.asgi_http import SYNC_ITERATOR_WARNING, asgi_get, count_rows, session_cookies
-from tests.conftest import REPO, service_up
+from tests.conftest import run_tests_on_postgresql, service_up
 
 
 def sync_body(response) -> bytes:  # type: ignore[no-untyped-def]
@@ -136,19 +133,6 @@ def test_export_threads_and_campaigns_on_postgresql():
     """test_exports_threads.py again on PostgreSQL, where `.iterator()` reads a server-side cursor, and the
     campaign/practice columns and filter (JSON key lookups, which each database spells its own way), in the
     export and in the API's responses."""
-    import psycopg
-
-    name = f"thinkalike_exports_{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{name}"}
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly",
-             "tests/research/test_exports_threads.py", "tests/annotate/test_export_campaigns.py",
-             "tests/annotate/test_api_campaigns.py"],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-        )
-    finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
-        with psycopg.connect("postgresql://root@127.0.0.1:5432/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and "skipped" not in result.stdout.splitlines()[-1]
+    code, out = run_tests_on_postgresql("exports", "tests/research/test_exports_threads.py",
+                                     "tests/annotate/test_export_campaigns.py", "tests/annotate/test_api_campaigns.py")
+    assert code == 0 and " passed" in out, out[-4000:]

@@ -6,10 +6,6 @@ of them correct and some wrong. One agent over a few rulings was the defect: the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -23,7 +19,7 @@ from quizsite.research.fits import FitSpec
 from quizsite.research.models import FitRun
 from quizsite.research.prepare import DataSpec, fit_data_shortfall, prepare
 
-from ..conftest import REPO, service_up
+from ..conftest import run_tests_on_postgresql, service_up
 from .conftest import make_world
 
 FAST = {"embedder": "hashing-16", "max_epochs": 10, "dims": 2}
@@ -261,21 +257,8 @@ def test_the_quick_check_refuses_a_large_selection_of_no_judged_rows(one_player,
 def test_fit_data_check_on_postgresql():
     """The quick_check tests of this file again on PostgreSQL: the EXISTS, the bounded count and the
     unordered LIMIT 1 are SQL each database plans its own way."""
-    import psycopg
-
-    name = f"thinkalike_fitmin_{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": f"postgres://root@127.0.0.1:5432/{name}"}
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-n0", "--create-db", "-p", "no:randomly", "-k", "quick_check",
-             "tests/research/test_fit_minimum.py"],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-        )
-    finally:  # pytest-django keeps the test database (--reuse-db); this one is never reused
-        with psycopg.connect("postgresql://root@127.0.0.1:5432/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}"')
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "3 passed" in result.stdout and "skipped" not in result.stdout.splitlines()[-1]
+    code, out = run_tests_on_postgresql("fitmin", "-k", "quick_check", "tests/research/test_fit_minimum.py")
+    assert code == 0 and "3 passed" in out, out[-4000:]
 
 
 def test_one_tossup_is_one_item_however_many_clue_prefixes_it_has(world):
