@@ -133,6 +133,8 @@ def test_export_threads_and_campaigns_on_postgresql():
     """test_exports_threads.py again on PostgreSQL, where `.iterator()` reads a server-side cursor, and the
     campaign/practice columns and filter (JSON key lookups, which each database spells its own way), in the
     export and in the API's responses."""
-    code, out = run_tests_on_postgresql("exports", "tests/research/test_exports_threads.py",
-                                     "tests/annotate/test_export_campaigns.py", "tests/annotate/test_api_campaigns.py")
+    code, out = run_tests_on_postgresql(
+        "exports", "tests/research/test_exports_threads.py", "tests/annotate/test_export_campaigns.py",
+        "tests/annotate/test_api_campaigns.py",
+    )
     assert code == 0 and " passed" in out, out[-4000:]
