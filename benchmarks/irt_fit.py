@@ -22,7 +22,7 @@ stopping from them (10% of pairs, as ``python -m irt fit`` does). Rows, all meas
   patience of 100 epochs, and the best epoch as it is, without continuing on the validation responses);
 * ``fit`` with ``starts=1, redraws=0, l1="paper"`` (the paper's L1, summed over the batch instead of averaged);
 * with ``--minibatch``: the paper's batch-512 loop (``batch_size=512``), minutes at paper scale;
-* the floor rows (``--rows oracle-start true-items true-agents``, see ``started_at_truth``): the shipped
+* the floor rows (``--rows oracle-start true-items true-agents``, see ``irt.synthetic.started_at_truth``): the shipped
   loss started at the true parameters and run to convergence on all the fitting pairs, and the same with
   the true items (or agents) held fixed: the estimation floor of the shipped objective.
 
@@ -50,11 +50,9 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import torch
@@ -62,12 +60,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import irt.train  # noqa: E402
 from irt import FitConfig, fit, hash_split  # noqa: E402
 from irt.data import FitData, Responses  # noqa: E402
 from irt.metrics import binary_metrics  # noqa: E402
-from irt.models import Caimira  # noqa: E402
-from irt.synthetic import SyntheticSet, make_synthetic  # noqa: E402
+from irt.synthetic import SyntheticSet, floor_config, make_synthetic, started_at_truth  # noqa: E402
 
 WORLDS: dict[str, dict[str, Any]] = {
     "small": {"n_agents": 60, "n_items": 2000, "embed_dim": 64, "density": 0.45, "difficulty_scale": 3.0},
@@ -157,68 +153,6 @@ def plain_loop(
     }
 
 
-def set_true_parameters(model: Caimira, world: SyntheticSet) -> None:
-    """Put the synthetic world's parameters into a fresh CAIMIRA model, exactly.
-
-    The world draws r = softmax(W_R e + b_R), d = W_D e - mean_bank(W_D e) and skills s with
-    temperature 1 (``make_synthetic``'s default, and ``FitConfig``'s); the model reads
-    x = (e - ebar) / c (``Caimira``: ebar the bank's mean embedding, c its RMS), so the same
-    r and d are W_R c, b_R + W_R ebar and W_D c on x. Every parameter of the world has its place
-    in the model: nothing is approximated (the assertion checks p against the world's p_true to
-    float32 rounding).
-    """
-    with torch.no_grad():
-        c, ebar = model.e_scale.double(), model.e_shift.double()
-        W_R, b_R, W_D = (torch.as_tensor(a, dtype=torch.float64) for a in (world.W_R, world.b_R, world.W_D))
-        model.skill.copy_(torch.as_tensor(world.skills))
-        model.W_R.copy_(W_R * c)
-        model.b_R.copy_(b_R + W_R @ ebar)
-        model.W_D.copy_(W_D * c)
-        p = torch.sigmoid(model.dense_logits(model.bank())).cpu().numpy()
-    assert model.temperature == 1.0 and np.abs(p - world.p_true).max() < 1e-4, "true parameters do not map"
-
-
-@contextlib.contextmanager
-def started_at_truth(world: SyntheticSet, freeze: tuple[str, ...] = ()) -> Iterator[None]:
-    """Within it, every ``fit`` starts at the world's true parameters (``set_true_parameters``) instead of
-    the random start, and the parameters named in ``freeze`` (``skill``; ``W_R``, ``b_R``, ``W_D``) keep
-    their true values (no gradient: Adam skips them).
-
-    Why (issue 10): the shipped fit misses "within 0.005 of the oracle" narrowly, and the gap was said
-    to be the estimation floor of finite data without that floor being measured. The floor rows run
-    the shipped loss and regularisation (Adam, lr, L1, L2 on the maps) from the truth on all the
-    fitting pairs, as the shipped refit ends on them, for 3,000 epochs, and keep the last: the optimum
-    of the shipped objective nearest the truth, where a fit from the best possible start converges.
-    Small bank seed 0: the objective is flat to 1e-5 by epoch 500. Paper seed 0: after epoch 1,000
-    Adam's fixed step moves it by up to 3e-4 and the test accuracy by up to 0.0006 (0.001 with true
-    skills fixed), the floor's resolution there. With the items (or the agents) held at the truth,
-    only the agents' (the items') estimation error is left.
-
-    Not the lowest training BCE (what ``fit`` keeps without a validation split): with true skills
-    fixed, the L2 on the maps makes the training BCE lowest near epoch 20, long before the objective
-    converges (small seed 0: 0.0015 more test accuracy there than at the optimum: a point on the way
-    from the truth, not an estimate).
-
-    Not with the shipped validation split: the truth is the population optimum, so the validation BCE
-    rises from the first step and early stopping keeps epoch 1, the truth itself (small bank seed 0:
-    best epoch 1 of 101, 0.0002 below the oracle): the oracle again, not a floor.
-
-    Patches ``irt.train._make_model``: a benchmark-only hook, not a feature of ``fit``.
-    """
-    make = irt.train._make_model
-
-    def at_truth(data: FitData, cfg: FitConfig, gen: torch.Generator, dev: torch.device) -> Caimira:
-        model = make(data, cfg, gen, dev)
-        assert isinstance(model, Caimira)
-        set_true_parameters(model, world)
-        for name in freeze:
-            getattr(model, name).requires_grad_(False)
-        return model
-
-    with mock.patch.object(irt.train, "_make_model", at_truth):
-        yield
-
-
 def _row(
     p: np.ndarray,
     test: Responses,
@@ -304,10 +238,10 @@ def run_seed(world_name: str, seed: int, args: argparse.Namespace) -> dict[str, 
         ("fixed", "fit, fixed patience, no refit", replace(shipped, starts=1, redraws=0, refit="none", patience_growth=0.0)),
         ("l1paper", 'fit, l1="paper"', replace(shipped, starts=1, redraws=0, l1="paper")),
     ]
-    # the floor rows (started_at_truth): all the fitting pairs, no validation split, no rival starts (a
-    # rival would start at the truth too); min_delta -inf makes every epoch an improvement, so the fit
-    # runs its max_epochs (3,000) and keeps the last: where the objective converges
-    every_pair = replace(shipped, redraws=0, val_fraction=0.0, min_delta=-math.inf)
+    # the floor rows (irt.synthetic.started_at_truth, floor_config): all the fitting pairs, no validation
+    # split, no rival starts (a rival would start at the truth too); min_delta -inf makes every epoch an
+    # improvement, so the fit runs its max_epochs (3,000) and keeps the last: where the objective converges
+    every_pair = floor_config(shipped)
     floors = {
         "oracle-start": ("fit from the truth, all pairs", every_pair, ()),
         "true-items": ("true items fixed, all pairs", every_pair, ("W_R", "b_R", "W_D")),
