@@ -221,3 +221,13 @@ def test_romqa_answers(romqa):
         assert len(answers) >= 1, r["id"]
         assert len(cands) - len(answers) >= 2, r["id"]
         assert sorted(r["complete_answer"]) == sorted(answers), r["id"]
+
+
+def test_ghigliottina_distractors_are_not_on_the_default_blocklist(ghigliottina):
+    # The import warns of such a choice on every load (quizsite/items/blocklist.py); the demo's own
+    # choices should not make the quickstart's first screen a warning. "pesce" was one (LDNOOBW lists it).
+    from quizsite.items.blocklist import blocklist_open
+
+    blocked = blocklist_open(spec="glin-profanity")
+    hits = [(g["id"], c) for g in ghigliottina for c in g["choices"] if c != g["solution"] and c in blocked]
+    assert not hits, hits
