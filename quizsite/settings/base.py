@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "servestatic",  # its system checks of the SERVESTATIC_ settings (the middleware serves the files)
     "channels",
     "rest_framework",
     "rest_framework.authtoken",
