@@ -261,10 +261,9 @@ def _execute_here(run: FitRun, attempt: _Attempt, timing: dict[str, float]) -> F
     attempt.phase("preparing")
     prepared = prepare(spec.data)
     services.fitrun_counts_set(fit_id=fit_id, attempt=attempt.attempt, counts=prepared.counts)
-    if not prepared.responses:
-        raise ValueError("no judged responses match this data selection")
-    # Checked again on the prepared data: the form's check may predate new or deleted rows, a periodic
-    # refit has none, and a large selection is only partly checked before it is queued (selectors).
+    # Checked again on the prepared data (no judged responses at all included): the form's check may
+    # predate new or deleted rows, a periodic refit has none, and a large selection is only partly checked
+    # before it is queued (selectors).
     shortfall = fit_data_shortfall(counts=prepared.counts)
     if shortfall:
         raise ValueError(shortfall)
