@@ -3,6 +3,7 @@
     python benchmarks/ws_load.py                      # embedded default: 1 x 500 and 50 x 10
     python benchmarks/ws_load.py --profile services   # PostgreSQL + Redis, 1 daphne
     python benchmarks/ws_load.py --profile services --procs 2 4 --cases 1x500
+    python benchmarks/ws_load.py --profile services --procs 2 --route spread room   # clients placed by room, too
     python benchmarks/ws_load.py --sweep 100 200 400 800 --cases 1xN   # players at the latency bound
     python benchmarks/ws_load.py --joins-only --rounds 3             # the joins alone, and the server's CPU for them
     python benchmarks/ws_load.py --joins-only --minimal-roster      # the same, the minimal hello carrying the roster
@@ -95,6 +96,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="with --joins-only: rounds per case")
     ap.add_argument("--minimal-roster", action="store_true",
                     help="the minimal server's hello lists the room's players, as PROTOCOL.md's hello asks")
+    ap.add_argument("--route", nargs="+", choices=["spread", "room"], default=["spread"],
+                    help="how clients are placed over several processes: round-robin (any proxy), or by a hash of "
+                         "the room (a proxy that hashes the room's path); each is measured in turn")
     ap.add_argument("--churn", type=float, default=0,
                     help="players a second who join a side room and leave again while the rooms read")
     args = ap.parse_args()
@@ -106,28 +110,27 @@ def main() -> None:
     run = client_runner(args.client_loop)
     points: list[tuple[str, int, CaseResult]] = []
     for name, procs, minimal, server in project_servers(args):
-        for case in args.cases:
-            for n in (args.sweep or [None]):
-                rooms, per_room = parse_case(case, n)
-                label = f"{name} {args.profile} x{procs} proc, {rooms} x {per_room}"
-                base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
-                                         ms_per_word=args.ms_per_word, name="minimal", churn_per_s=args.churn))
-                started = now_ms()
-                got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
-                                        ms_per_word=args.ms_per_word, name=label, churn_per_s=args.churn))
-                got.rss_mb = server.rss_mb()
-                show(label, got, base)
-                show_gc(server.gc_pauses(started, now_ms()))
-                shape = f"{rooms} room{'s' if rooms > 1 else ''}"
-                points += [(f"{name} {args.profile} {procs}p, {shape}", rooms * per_room, got),
-                           (f"minimal, {shape}", rooms * per_room, base)]
+        for case, n, route in [(c, n, r) for c in args.cases for n in (args.sweep or [None]) for r in routes(args, procs)]:
+            rooms, per_room = parse_case(case, n)
+            label = f"{name} {args.profile} x{procs} proc{by_room_label(route)}, {rooms} x {per_room}"
+            base = run(measured_case([minimal.proc.pid], minimal.ports, rooms, per_room,
+                                     ms_per_word=args.ms_per_word, name="minimal", churn_per_s=args.churn))
+            started = now_ms()
+            got = run(measured_case([p.pid for p in server.procs], server.ports, rooms, per_room,
+                                    ms_per_word=args.ms_per_word, name=label, churn_per_s=args.churn, route=route))
+            got.rss_mb = server.rss_mb()
+            show(label, got, base)
+            show_gc(server.gc_pauses(started, now_ms()))
+            shape = f"{rooms} room{'s' if rooms > 1 else ''}"
+            points += [(f"{name} {args.profile} {procs}p{by_room_label(route)}, {shape}", rooms * per_room, got),
+                       (f"minimal, {shape}", rooms * per_room, base)]
     if args.sweep:
         print("\nplayers per process at the latency bound (p99 late and spread < 100 ms):")
-        for name, procs in [(s, p) for p in args.procs for s in args.servers]:
-            ok = [n for lab, n, r in points if lab.startswith(f"{name} {args.profile} {procs}p,")
+        for name, procs, route in [(s, p, r) for p in args.procs for s in args.servers for r in routes(args, p)]:
+            ok = [n for lab, n, r in points if lab.startswith(f"{name} {args.profile} {procs}p{by_room_label(route)},")
                   and r.row()["late_p99"] < BOUND_MS and r.row()["spread_p99"] < BOUND_MS and not r.lost]
-            print(f"  {name}, {procs} process(es): {max(ok) // procs if ok else 0} players per process "
-                  f"(max {max(ok) if ok else 0})")
+            print(f"  {name}, {procs} process(es){by_room_label(route)}: {max(ok) // procs if ok else 0} players per "
+                  f"process (max {max(ok) if ok else 0})")
     plot(points, OUT / "ws_load.png")
     print(f"\nplot: {OUT / 'ws_load.png'}")
 
@@ -138,14 +141,23 @@ def joins_only(args: argparse.Namespace) -> None:
     room) shows here without a tossup's noise. Server CPU is /proc utime + stime over the joins."""
     run = client_runner(args.client_loop)
     for name, procs, minimal, server in project_servers(args):
-        for case in args.cases:
+        for case, route in [(c, r) for c in args.cases for r in routes(args, procs)]:
             rooms, per_room = parse_case(case)
-            print(f"\n{name} {args.profile} x{procs} proc, {rooms} x {per_room}: joins (s), server CPU (s)")
+            print(f"\n{name} {args.profile} x{procs} proc{by_room_label(route)}, {rooms} x {per_room}: joins (s), server CPU (s)")
             for r in range(args.rounds):
                 m = run(join_phase([minimal.proc.pid], minimal.ports, rooms, per_room))
-                p = run(join_phase([x.pid for x in server.procs], server.ports, rooms, per_room))
+                p = run(join_phase([x.pid for x in server.procs], server.ports, rooms, per_room, route=route))
                 print(f"  round {r + 1}: project {p[0]:.2f} s, CPU {p[1]:.2f} s; minimal {m[0]:.2f} s, CPU "
                       f"{m[1]:.2f} s; ratio {p[0] / m[0]:.1f}x; no hello: {p[2]} / {m[2]}")
+
+
+def routes(args: argparse.Namespace, procs: int) -> list[str]:
+    """With one process every route is the same: measure it once."""
+    return args.route if procs > 1 else args.route[:1]
+
+
+def by_room_label(route: str) -> str:
+    return " by room" if route == "room" else ""
 
 
 def client_runner(loop: str) -> Callable[..., Any]:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +189,7 @@ async def connect(port: int, room: str, query: str) -> Any:
 
 
 async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: int, connect_at_once: int = 100,
-                     prefix: str = "joins") -> tuple[float, float, int]:
+                     prefix: str = "joins", route: str = "spread") -> tuple[float, float, int]:
     """Only the joins of a case, made as `run_case` makes them (`join_bots`): (seconds, the server's CPU
     seconds over them, players that got no hello). The sockets are closed after the clock stops."""
     query = "ms_per_word=50&dead_ms=1000&answer_ms=3000&set=bench"
@@ -196,7 +197,7 @@ async def join_phase(pids: list[int], ports: list[int], rooms: int, per_room: in
     bots = [Bot(room=f"{tag}-{r}", index=i) for r in range(rooms) for i in range(per_room)]
     gc.collect()
     before, t0 = cpu_seconds(pids), time.monotonic()
-    failed = await join_bots(ports, bots, query, connect_at_once)
+    failed = await join_bots(ports, bots, query, connect_at_once, route)
     took, cpu = time.monotonic() - t0, cpu_seconds(pids) - before
     await asyncio.gather(*(b.ws.close() for b in bots if b.ws is not None), return_exceptions=True)
     return took, cpu, failed
@@ -452,9 +453,20 @@ async def run_case(ports: list[int], rooms: int, per_room: int, **kwargs: Any) -
         gc.unfreeze()
 
 
-async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_once: int = 100) -> int:
-    """Connect every bot (`connect_at_once` at a time, round-robin over the ports), send its join and wait
-    for its hello, reading from then on (`_reader`); the number that got no hello."""
+def port_for(ports: list[int], n: int, room: str, route: str = "spread") -> int:
+    """The server process the n-th client connects to. `spread`: round-robin, as any proxy with no
+    affinity places sockets, so every room of several players has players on every process. `room`: by a
+    hash of the room, as a proxy that hashes the room's path places them (nginx `hash $uri consistent`;
+    README, several processes), so each room's sockets share its leader's process."""
+    if route == "room":
+        return ports[zlib.crc32(room.encode()) % len(ports)]
+    return ports[n % len(ports)]
+
+
+async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_once: int = 100,
+                    route: str = "spread") -> int:
+    """Connect every bot (`connect_at_once` at a time, over the ports by `route`: `port_for`), send its
+    join and wait for its hello, reading from then on (`_reader`); the number that got no hello."""
     gate = asyncio.Semaphore(connect_at_once)
     refused = 0
 
@@ -462,7 +474,7 @@ async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_on
         nonlocal refused
         async with gate:
             try:
-                bot.port = ports[n % len(ports)]
+                bot.port = port_for(ports, n, bot.room, route)
                 bot.ws = await connect(bot.port, bot.room, query)
             except Exception:
                 refused += 1
@@ -478,7 +490,7 @@ async def join_bots(ports: list[int], bots: list[Bot], query: str, connect_at_on
     return refused
 
 
-async def _churn(ports: list[int], room: str, query: str, per_s: float, stop: asyncio.Event) -> int:
+async def _churn(ports: list[int], room: str, query: str, per_s: float, stop: asyncio.Event, route: str = "spread") -> int:
     """Players who join a side room and leave again, `per_s` a second, until `stop`: reconnects and
     players coming and going, whose closed sockets the server must clean up while the measured rooms
     read. Not measured themselves; the number that came and went."""
@@ -488,7 +500,7 @@ async def _churn(ports: list[int], room: str, query: str, per_s: float, stop: as
         nonlocal done
         bot = Bot(room=room, index=n)
         try:
-            bot.ws = await connect(ports[n % len(ports)], room, query)
+            bot.ws = await connect(port_for(ports, n, room, route), room, query)
             asyncio.create_task(_reader(bot))
             await bot.ws.send(json.dumps({"type": "join", "name": f"c{n}"}))
             await _wait_for(bot, lambda m: m["type"] == "hello", 10)
@@ -509,12 +521,13 @@ async def _churn(ports: list[int], room: str, query: str, per_s: float, stop: as
 
 
 async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word: int = 50, dead_ms: int = 1000,
-                    name: str = "", connect_at_once: int = 100, prefix: str = "load", churn_per_s: float = 0) -> CaseResult:
+                    name: str = "", connect_at_once: int = 100, prefix: str = "load", churn_per_s: float = 0,
+                    route: str = "spread") -> CaseResult:
     query = f"ms_per_word={ms_per_word}&dead_ms={dead_ms}&answer_ms=3000&set=bench"
     tag = f"{prefix}{int(time.time() * 1000) % 10**9}"
     bots = [Bot(room=f"{tag}-{r}", index=i, ms_per_word=ms_per_word) for r in range(rooms) for i in range(per_room)]
     t0 = time.monotonic()
-    refused = await join_bots(ports, bots, query, connect_at_once)
+    refused = await join_bots(ports, bots, query, connect_at_once, route)
     join_s = time.monotonic() - t0
     await asyncio.sleep(0.5)
     live = [b for b in bots if b.ws is not None and b.player_id is not None]
@@ -544,7 +557,7 @@ async def _run_case(ports: list[int], rooms: int, per_room: int, *, ms_per_word:
                                for b in room_bots), return_exceptions=True)
 
     stop_churn = asyncio.Event()
-    churn = asyncio.create_task(_churn(ports, f"{tag}-churn", query, churn_per_s, stop_churn)) if churn_per_s else None
+    churn = asyncio.create_task(_churn(ports, f"{tag}-churn", query, churn_per_s, stop_churn, route)) if churn_per_s else None
     await asyncio.gather(*(play(rb) for rb in by_room.values()), return_exceptions=True)
     stop_churn.set()
     churned = await churn if churn else 0

@@ -11,7 +11,8 @@ Why this shape: under load the cost of a live room was its plumbing, not its gam
   subscription per room and process on Redis pub/sub), the leader serialises each event once, and the
   hub writes the same text to each of its sockets in the room. No socket has a channel of its own.
   The leader's own sockets get an event at once; a sender of the room's own takes it to the layer,
-  in order, and the leader does not wait for it.
+  in order, and the leader does not wait for it. A room no other process holds players of (every room,
+  behind a proxy that places sockets by room) publishes nothing: see `Hub.shared`.
 - Lease work is batched: one statement renews every room the process leads, one reads who is online
   in all of them, and rooms whose first players arrive together are taken in one transaction.
 - Presence is a lease too: each process marks the players it holds sockets for every
@@ -119,6 +120,14 @@ class Hub:
         self.tasks: list[asyncio.Task] = []
         self.outgoing: dict[str, deque[tuple[dict[str, Any], str, int]]] = {}  # events for the layer, per room
         self.senders: dict[str, asyncio.Task] = {}
+        # Rooms led here whose events another process needs: one that forwarded a command (every
+        # player's join on another process is one, before that player can be sent anything), or one
+        # that may (taken with players online whom no socket here holds: a leader died, its room's
+        # other processes still hold theirs). Only these rooms' events go through the layer, for the
+        # leadership's life. The rest went to Redis and came straight back to their own process only:
+        # 17% of two processes' time with every room's players on its leader's process (py-spy,
+        # `ws_load.py --profile services --procs 2 --route room --cases 50x10`).
+        self.shared: set[str] = set()
         self.started = asyncio.Lock()
         self.last_beat = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -308,11 +317,15 @@ class Hub:
         actor = RoomActor(self, room, players, online, agents, now)
         self.actors[room.slug] = actor
         self.leaders.pop(room.slug, None)
+        held_here = {c.player_id for c in self.rooms.get(room.slug, ()) if c.player_id is not None}
+        if online - held_here:
+            self.shared.add(room.slug)
         return actor
 
     def actor_stopped(self, actor: RoomActor) -> None:
         if self.actors.get(actor.slug) is actor:
             del self.actors[actor.slug]
+            self.shared.discard(actor.slug)
 
     # --- events -------------------------------------------------------------------------------------
 
@@ -322,7 +335,7 @@ class Hub:
         room's lock over a Redis round trip for every word, and a buzz or an answer waited behind them
         (an answer's ruling 110 ms after it arrived, its write 42 ms of it, in `benchmarks/ws_load.py
         --profile services --cases 50x10`)."""
-        if self.local_only:
+        if self.local_only or slug not in self.shared:
             await self._fan_out(slug, term, seq, texts)
             return
         # The room's sender is woken before this process's own sockets: it publishes the moment this task
@@ -407,6 +420,7 @@ class Hub:
         if actor is None:  # we lost the room: the sender must look the leader up again
             await reply([_error_text("busy", "the room moved to another server; try again")], {"moved": True})
             return
+        self.shared.add(actor.slug)  # before the command runs: its player hears every event after it
         await actor.inbox_run(message["kind"], message["payload"], reply)
 
     def forget_leader(self, slug: str) -> None:

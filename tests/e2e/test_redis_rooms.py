@@ -98,3 +98,56 @@ async def play(ports):
 
 def test_two_processes_share_a_room_through_redis(two_servers):
     asyncio.run(play(two_servers))
+
+
+async def alone_then_shared(ports: list[int]) -> None:
+    """A room's players all on its leader's process (a proxy that places sockets by room): its events
+    never go through Redis. A player joining through the other process gets every event after its hello."""
+    import redis.asyncio as redis
+    import websockets
+
+    prefix = f"e2e{os.getpid()}"
+    group = f"{prefix}__group__play.room.alone"
+    watcher = redis.Redis()
+    pubsub = watcher.pubsub()
+    await pubsub.subscribe(group)
+    await pubsub.get_message(timeout=1)  # the subscribe confirmation
+    query = "ms_per_word=40&answer_ms=3000&dead_ms=300&set=e2e"
+    origin = "http://127.0.0.1"
+    url = "ws://127.0.0.1:{}/ws/play/alone/?" + query
+    try:
+        async with websockets.connect(url.format(ports[0]), origin=origin) as w1, \
+                websockets.connect(url.format(ports[0]), origin=origin) as w2:
+            one, two = Socket(w1), Socket(w2)
+            for ws, sock, name in ((w1, one, "first"), (w2, two, "second")):
+                await ws.send(json.dumps({"type": "join", "name": name}))
+                await sock.until("hello")
+            await w1.send(json.dumps({"type": "next"}))
+            first_end = await two.until("tossup_end", timeout=30)
+            published = []
+            while (message := await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)) is not None:
+                published.append(message)
+            assert published == [], "a room with no player elsewhere published to Redis"
+            n_words = next(f["n_words"] for f in two.frames if f["type"] == "tossup")
+            assert sum(len(f["words"]) for f in two.frames if f["type"] == "words") == n_words
+            assert first_end["qid"] == next(f["qid"] for f in two.frames if f["type"] == "tossup")
+
+            async with websockets.connect(url.format(ports[1]), origin=origin) as w3:
+                three = Socket(w3)
+                await w3.send(json.dumps({"type": "join", "name": "elsewhere"}))
+                await three.until("hello")
+                await w1.send(json.dumps({"type": "next"}))
+                await three.until("tossup_end", timeout=30)
+                n_words = next(f["n_words"] for f in three.frames if f["type"] == "tossup")
+                starts = [(f["start"], len(f["words"])) for f in three.frames if f["type"] == "words"]
+                assert starts and starts[0][0] == 0, starts  # every word of the tossup, from the first
+                assert sum(n for _, n in starts) == n_words
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
+                assert message is not None, "the room's events did not reach the other process's group"
+    finally:
+        await pubsub.aclose()
+        await watcher.aclose()
+
+
+def test_a_room_with_no_player_on_another_process_publishes_nothing(two_servers):
+    asyncio.run(alone_then_shared(two_servers))

@@ -1,9 +1,11 @@
 """The leader's events reach its own sockets at once and the other processes in order, and the leader
-never waits for the channel layer (play/hub.py, `publish`)."""
+never waits for the channel layer (play/hub.py, `publish`); a room no other process holds players of
+publishes nothing (`Hub.shared`)."""
 
 import asyncio
 
 import pytest
+from django.utils import timezone
 
 from quizsite.play.hub import Hub, group_name
 
@@ -36,6 +38,7 @@ class SlowLayer:
 async def test_events_go_to_this_process_at_once_and_to_the_layer_in_each_rooms_order():
     hub = Hub()
     hub.local_only, hub.layer = False, SlowLayer()
+    hub.shared.update({"r", "s"})  # rooms with players on other processes
     here = Socket()
     hub.rooms["r"] = {here}  # type: ignore[arg-type]
     for seq in (1, 2, 3):  # would hang if publish waited for the layer
@@ -58,6 +61,7 @@ async def test_a_layer_that_fails_costs_a_warning_not_the_room(caplog):
 
     hub = Hub()
     hub.local_only, hub.layer = False, DownLayer()
+    hub.shared.add("r")
     here = Socket()
     hub.rooms["r"] = {here}  # type: ignore[arg-type]
     await hub.publish("r", "t", 1, ["w1"])
@@ -97,8 +101,84 @@ async def test_the_other_processes_get_a_word_before_this_process_writes_its_own
 
     hub = Hub()
     hub.local_only, hub.layer = False, Layer()
+    hub.shared.add("r")
     hub.rooms["r"] = {Waking(), Waking()}  # type: ignore[arg-type]
     await hub.publish("r", "t", 1, ["w1"])
     for _ in range(5):
         await asyncio.sleep(0)
     assert order == ["layer", "socket", "socket"]
+
+
+class RecordingLayer:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict]] = []
+        self.replies: list[tuple[str, dict]] = []
+
+    async def group_send(self, group: str, message: dict) -> None:
+        self.sent.append((group, message))
+
+    async def send(self, channel: str, message: dict) -> None:
+        self.replies.append((channel, message))
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def test_a_room_no_other_process_holds_players_of_publishes_nothing():
+    hub = Hub()
+    hub.local_only, hub.layer = False, RecordingLayer()
+    here = Socket()
+    hub.rooms["r"] = {here}  # type: ignore[arg-type]
+    await hub.publish("r", "t", 1, ["w1"])
+    await settle()
+    assert here.pushed == ["w1"] and hub.layer.sent == []
+
+
+async def test_a_command_forwarded_by_another_process_shares_the_room_before_it_runs():
+    """A player on another process joins through a forwarded command: from then on, before its hello,
+    the room's events go through the layer, so that player misses none of them."""
+    hub = Hub()
+    hub.local_only, hub.layer = False, RecordingLayer()
+    shared_when_run: list[bool] = []
+
+    class Actor:
+        slug = "r"
+
+        async def inbox_run(self, kind: str, payload: dict, reply) -> None:
+            shared_when_run.append("r" in hub.shared)
+            await hub.publish("r", "t", 1, ["presence"])
+
+    hub.actors["r"] = Actor()  # type: ignore[assignment]
+    await hub._remote_command({"type": "play.command", "slug": "r", "kind": "join", "payload": {"name": "x"},
+                               "conn": 7, "reply_to": "elsewhere"})
+    await settle()
+    assert shared_when_run == [True]
+    assert [message["texts"] for _, message in hub.layer.sent] == [["presence"]]
+
+
+async def test_a_room_taken_with_players_online_elsewhere_is_shared_from_the_start():
+    """A leader died: the process that takes its room over cannot know which other processes hold its
+    players' sockets, only that they are online; so their events go through the layer. A room whose
+    online players are all held here stays off it."""
+    from quizsite.play.models import Room
+
+    hub = Hub()
+    hub.local_only, hub.layer = False, RecordingLayer()
+    mine = Socket()
+    mine.player_id = 1  # type: ignore[attr-defined]
+    hub.rooms["mine"] = {mine}  # type: ignore[arg-type]
+    players = {1: {"id": 1, "name": "a", "score": 0, "bot": False}, 2: {"id": 2, "name": "b", "score": 0, "bot": False}}
+    now = timezone.now()
+    actors = [hub._lead((Room(pk=1, slug="mine"), dict(players), {1}, {1: 1, 2: 2}), now),
+              hub._lead((Room(pk=2, slug="theirs"), dict(players), {1, 2}, {1: 1, 2: 2}), now),
+              hub._lead((Room(pk=3, slug="new"), {}, set(), {}), now)]
+    try:
+        assert hub.shared == {"theirs"}
+        actors[1].stopped = True
+        hub.actor_stopped(actors[1])
+        assert hub.shared == set()
+    finally:
+        for actor in actors:
+            actor.task.cancel()
