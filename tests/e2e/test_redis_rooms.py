@@ -3,12 +3,16 @@
 import asyncio
 import json
 import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import TOSSUPS, free_port, service_up
 
-from .servers import app_env, asgi_server, migrate_and_import, stop, wait_http
+from .servers import REPO, app_env, asgi_server, migrate_and_import, stop, wait_http
 
 pytestmark = [
     pytest.mark.services,
@@ -29,7 +33,7 @@ def two_servers(tmp_path):
         conn.execute(f"CREATE DATABASE {name}")
     env = app_env(
         tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL="redis://127.0.0.1:6379/0",
-        CHANNELS_PREFIX=f"e2e{os.getpid()}",
+        CHANNELS_PREFIX=f"e2e{os.getpid()}", FORWARDED_ALLOW_IPS="127.0.0.1",  # behind deploy/nginx.conf too
     )
     fixture = tmp_path / "e2e.jsonl"
     fixture.write_text("\n".join(json.dumps(t) for t in TOSSUPS) + "\n")
@@ -151,3 +155,73 @@ async def alone_then_shared(ports: list[int]) -> None:
 
 def test_a_room_with_no_player_on_another_process_publishes_nothing(two_servers):
     asyncio.run(alone_then_shared(two_servers))
+
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+@pytest.fixture
+def proxy(two_servers, tmp_path):
+    """deploy/nginx.conf as shipped, its two upstream ports and its listening port replaced."""
+    if NGINX is None:
+        pytest.skip("nginx is not installed (.ci/run installs Debian's nginx-light)")
+    conf = (REPO / "deploy" / "nginx.conf").read_text()
+    conf, n = re.subn(r"server 127\.0\.0\.1:\d+;", "SERVER", conf)
+    assert n == 2, "deploy/nginx.conf names two upstream servers"
+    conf = conf.replace("SERVER", f"server 127.0.0.1:{two_servers[0]};", 1).replace("SERVER", f"server 127.0.0.1:{two_servers[1]};", 1)
+    port = free_port()
+    conf, n = re.subn(r"listen \d+;", f"listen 127.0.0.1:{port};", conf)
+    assert n == 1
+    prefix = tmp_path / "nginx"
+    prefix.mkdir()
+    (prefix / "nginx.conf").write_text(conf)
+    proc = subprocess.Popen([NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def through_the_proxy(port: int) -> None:
+    """Three rooms of three players, each player with its own query string: every room is played on one
+    process (nothing of it crosses Redis) and every player gets every word."""
+    import redis.asyncio as redis
+    import websockets
+
+    rooms = ["proxied-a", "proxied-b", "proxied-c"]
+    watcher = redis.Redis()
+    pubsub = watcher.pubsub()
+    await pubsub.subscribe(*(f"e2e{os.getpid()}__group__play.room.{room}" for room in rooms))
+    for _ in rooms:
+        await pubsub.get_message(timeout=1)  # the subscribe confirmations
+    sockets = []
+    try:
+        for room in rooms:
+            for n in range(3):
+                query = f"ms_per_word={30 + n}&answer_ms=3000&dead_ms=300&set=e2e"  # the hash leaves it out
+                ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws/play/{room}/?{query}",
+                                              origin=f"http://127.0.0.1:{port}")
+                sock = Socket(ws)
+                sockets.append((room, sock))
+                await ws.send(json.dumps({"type": "join", "name": f"{room}-{n}"}))
+                await sock.until("hello")
+        for room in rooms:
+            await next(s for r, s in sockets if r == room).ws.send(json.dumps({"type": "next"}))
+        for _, sock in sockets:
+            await sock.until("tossup_end", timeout=30)
+            n_words = next(f["n_words"] for f in sock.frames if f["type"] == "tossup")
+            assert sum(len(f["words"]) for f in sock.frames if f["type"] == "words") == n_words
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+        assert message is None, f"a room's events crossed Redis: its sockets were on both processes ({message})"
+    finally:
+        for _, sock in sockets:
+            await sock.ws.close()
+        await pubsub.aclose()
+        await watcher.aclose()
+
+
+def test_the_shipped_proxy_config_keeps_each_room_on_one_process(proxy):
+    asyncio.run(through_the_proxy(proxy))
