@@ -420,7 +420,8 @@ class Hub:
         if actor is None:  # we lost the room: the sender must look the leader up again
             await reply([_error_text("busy", "the room moved to another server; try again")], {"moved": True})
             return
-        self.shared.add(actor.slug)  # before the command runs: its player hears every event after it
+        if reply_to:  # a player's command on another process (a reload from a web request has none)
+            self.shared.add(actor.slug)  # before the command runs: its player hears every event after it
         await actor.inbox_run(message["kind"], message["payload"], reply)
 
     def forget_leader(self, slug: str) -> None:
