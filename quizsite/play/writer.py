@@ -12,6 +12,11 @@ How a write is undone alone depends on what it writes:
 - A transition marked `defers_writes` (buzz, answer, the clock's expiry) only reads; its rows wait in
   its `Work` (play/work.py), and the works of the whole batch are written together at its end, with
   one statement per kind of row. A refusal has nothing to undo; a lost lease drops that work's rows.
+  A row the database refuses (a text it cannot store) fails the statement that carries every room's
+  rows: the works are then written again, each alone in a savepoint of its own, so only that work's
+  caller gets the error. When the transaction held nothing but their reads, it is rolled back and they
+  are written in a new one (the common path pays no savepoint); when direct writes stand in it, the
+  works' joint write ran in a savepoint, which alone is rolled back.
   Such a write that runs anything but a SELECT fails before that statement runs (inside an ORM write,
   with every write of its transaction): the rule cannot rot unseen.
 - Any other write runs in a savepoint of its own and writes its work before leaving it, except the
@@ -138,10 +143,46 @@ def _transaction(batch: list[_Write], units: list[list[int]], results: list[tupl
             for i, result in zip(members, unit_results, strict=True):
                 results[i] = result
             savepoint = True
-        lost = work_write([work for _, work in works])
-        for i, work in works:
-            if work.rooms.keys() & lost:
-                results[i] = (False, LostLease(next(iter(work.rooms.values()))[0].slug))
+        if not works:
+            return
+        if not savepoint:  # the transaction holds reads only: a failed write rolls back nothing of anyone's
+            try:
+                lost = work_write([work for _, work in works])
+            except Exception as exc:
+                raise _WorksFailed from exc
+            _lost_leases(works, lost, results)
+            return
+        try:  # direct writes stand in this transaction: a failed write of the works must undo the works alone
+            with transaction.atomic(savepoint=True):
+                lost = work_write([work for _, work in works])
+        except Exception:
+            _works_alone(works, results)
+        else:
+            _lost_leases(works, lost, results)
+
+
+class _WorksFailed(Exception):
+    """Writing the deferred works together failed in a transaction that holds nothing else: roll it back,
+    and write each work alone in a new one."""
+
+
+def _lost_leases(works: list[tuple[int, Work]], lost: set[int], results: list[tuple[bool, Any] | None]) -> None:
+    for i, work in works:
+        if work.rooms.keys() & lost:
+            results[i] = (False, LostLease(next(iter(work.rooms.values()))[0].slug))
+
+
+def _works_alone(works: list[tuple[int, Work]], results: list[tuple[bool, Any] | None]) -> None:
+    """Each work in a savepoint of its own, inside the caller's transaction: a row the database refuses
+    (one room's) fails that work's write alone, and every other room's rows are written."""
+    for i, work in works:
+        try:
+            with transaction.atomic(savepoint=True):
+                lost = work_write([work])
+        except Exception as exc:
+            results[i] = (False, exc)
+            continue
+        _lost_leases([(i, work)], lost, results)
 
 
 def _apply(batch: list[_Write]) -> list[tuple[bool, Any]]:
@@ -158,6 +199,13 @@ def _apply(batch: list[_Write]) -> list[tuple[bool, Any]]:
                 results[i] = result
             units = units[failed.at + 1:]  # the deferred writes before it keep their results and rows
             continue
+        except _WorksFailed:  # rolled back: it held only their reads; now each work alone
+            try:
+                with transaction.atomic():
+                    _works_alone(works, results)
+            except Exception as exc:  # the commit (or the BEGIN) failed: none of them stands
+                for i, _ in works:
+                    results[i] = (False, exc)
         except Exception as exc:  # the commit (or the BEGIN, or a read) failed: nothing of this transaction stands
             for i in [i for members in units for i in members] + [i for i, _ in works]:
                 results[i] = (False, exc)

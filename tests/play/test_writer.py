@@ -439,3 +439,35 @@ async def test_joins_forwarded_by_another_process_go_to_the_group_commit_togethe
         await asyncio.sleep(0.01)
     assert len({r["player_id"] for r in replies}) == 8
     assert hub.writer.batches - before <= 2  # one after another, they would be eight
+
+
+@pytest.mark.parametrize("with_direct_write", [False, True], ids=["deferred-only", "beside-a-direct-write"])
+async def test_a_deferred_work_whose_row_the_database_refuses_fails_alone(tossup_set, with_direct_write):
+    """One room's unstorable row (a lone surrogate: no encoding to UTF-8) failed the statement that wrote
+    every room's rows of the batch, and every ruling of the batch with it."""
+    from django.utils import timezone
+
+    from quizsite.items.models import Response
+
+    rooms = await _reading_rooms(3)
+    anyone = await database_sync_to_async(lambda: Player.objects.get(pk=rooms[0][1]))()
+    writer = GroupWriter()
+    for room, pid in rooms:
+        await writer.run(services.room_buzz, room=room, player_id=pid, qid=room.qid, now=timezone.now())
+    texts = ["wrong", "zan\ud800zibar", "wrong"]  # the consumer refuses this text; the writer must not rely on it
+    calls = [{"fn": services.room_answer, "player": anyone,
+              "kwargs": {"room": room, "player_id": pid, "qid": room.qid, "text": text, "now": timezone.now()}}
+             for (room, pid), text in zip(rooms, texts, strict=True)]
+    if with_direct_write:  # a chat line written directly in the same transaction must stand too
+        calls.insert(0, {"fn": _say_depth, "player": anyone, "kwargs": {"player": anyone, "text": "direct"}})
+    results = await _batched(writer, calls)
+    if with_direct_write:
+        assert results.pop(0) == 0  # the transaction's first direct write: no savepoint
+    assert isinstance(results[1], UnicodeError)
+    assert [r.events[0]["verdict"] for r in (results[0], results[2])] == ["reject", "reject"]
+    rows = await database_sync_to_async(lambda: sorted(Response.objects.values_list("room", "given")))()
+    assert rows == [("b0", "wrong"), ("b2", "wrong")]
+    scores = await database_sync_to_async(lambda: [Player.objects.get(pk=pid).score for _, pid in rooms])()
+    assert scores == [-5, 0, -5]  # the refused work's score was not added either
+    chat = await database_sync_to_async(lambda: set(ChatMessage.objects.values_list("text", flat=True)))()
+    assert chat == ({"first", "direct"} if with_direct_write else {"first"})
