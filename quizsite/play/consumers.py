@@ -31,7 +31,7 @@ from . import bots, services
 from .bucket import Bucket
 from .hub import get_hub
 from .names import BadName, name_clean
-from .services import PlayError
+from .services import PlayError, text_storable
 
 log = logging.getLogger(__name__)
 MAX_FRAME = 4096
@@ -50,10 +50,11 @@ _ids = itertools.count(1)
 
 
 def _text(message: dict[str, Any], key: str, limit: int) -> str:
-    """A client's free text: a string, at most `limit` characters, no NUL (databases refuse it)."""
+    """A client's free text: a string, at most `limit` characters, nothing a database cannot store (no
+    NUL, no lone surrogate): refused here, it costs the sender one error and nobody else anything."""
     text = message.get(key, "")
-    if not isinstance(text, str) or "\x00" in text:
-        raise PlayError("bad_message", f"{key} must be a string without NUL characters")
+    if not isinstance(text, str) or not text_storable(text):
+        raise PlayError("bad_message", f"{key} must be valid text, without NUL characters or lone surrogates")
     if len(text) > limit:
         raise PlayError("too_long", f"{key} is limited to {limit} characters")
     return text
@@ -203,6 +204,8 @@ class PlayConsumer(AsyncWebsocketConsumer):
         payload: dict[str, Any] = {"player_id": self.player_id}
         if kind in ("next", "buzz", "answer", "report", "sync"):
             payload["qid"] = str(message.get("qid") or "")[:32]
+            if not text_storable(payload["qid"]):  # a report looks it up in the database, which cannot take it
+                raise PlayError("bad_message", "qid must be valid text, without NUL characters or lone surrogates")
         if kind == "answer":
             payload["text"] = _text(message, "text", MAX_ANSWER)
         elif kind == "chat":

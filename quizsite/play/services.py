@@ -12,6 +12,7 @@ the room are returned in an Outcome and sent by the caller only after the commit
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
@@ -79,6 +80,34 @@ class PlayError(Exception):
         return {"type": "error", "code": self.code, "message": self.message}
 
 
+# NUL and lone surrogates (JSON's "\ud800" escape parses to one): no database column stores them, and
+# UTF-8 has no encoding for a surrogate. One such answer failed its insert and, with it, every other
+# room's rows in the same group commit (play/writer.py).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def text_storable(text: str) -> bool:
+    """Whether a client's text can be stored and sent back as it is (no NUL, no lone surrogate)."""
+    return _UNSTORABLE.search(text) is None
+
+
+def _unstorable_strings(value: Any) -> bool:
+    """Whether any string in a settings value (lists and objects walked, keys too) is not storable;
+    iterative, so no nesting can exhaust the stack."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            if not text_storable(current):
+                return True
+        elif isinstance(current, list):
+            stack.extend(current)
+        elif isinstance(current, dict):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+    return False
+
+
 @dataclass
 class Outcome:
     events: list[Event] = field(default_factory=list)
@@ -90,6 +119,8 @@ def settings_clean(raw: dict[str, Any], *, check_set: bool = True) -> dict[str, 
     A join's query string is checked for the set only when it makes the room (`check_set=False` before)."""
     clean: dict[str, Any] = {}
     for key, value in raw.items():
+        if _unstorable_strings(key) or _unstorable_strings(value):  # a database would refuse it, and fail others' rows
+            raise PlayError("bad_settings", f"{key!r} must be valid text, without NUL characters or lone surrogates")
         if key in SETTING_RANGES:
             low, high = SETTING_RANGES[key]
             if isinstance(value, bool) or not isinstance(value, int | str):
