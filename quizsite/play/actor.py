@@ -31,6 +31,7 @@ from .bots import RoomBots
 from .bucket import Bucket
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings, scores_event
 from .models import Player, Room
+from .outage import db_unreachable, unavailable, warn_unreachable
 from .roster import Roster
 from .services import Outcome, PlayError
 from .work import LostLease
@@ -147,7 +148,11 @@ class RoomActor:
     async def _forwarded(self, kind: str, payload: dict[str, Any], reply: Reply) -> None:
         try:
             await self.handle(kind, payload, reply)
-        except Exception:
+        except Exception as exc:
+            if db_unreachable(exc):
+                warn_unreachable(log, f"forwarded {kind}", exc)
+                await reply([dumps(unavailable().as_event())], {})
+                return
             log.exception("room %s: forwarded %s failed", self.slug, kind)
             await reply([dumps(PlayError("server_error", "the server could not handle that message").as_event())], {})
 
@@ -325,8 +330,11 @@ class RoomActor:
             stats = await database_sync_to_async(selectors.item_stats, thread_sensitive=False)(
                 item_id=entry["item_id"]
             )
-        except Exception:
-            log.exception("room %s: statistics of item %s failed", self.slug, entry.get("item_id"))
+        except Exception as exc:
+            if db_unreachable(exc):
+                warn_unreachable(log, "item statistics", exc)
+            else:
+                log.exception("room %s: statistics of item %s failed", self.slug, entry.get("item_id"))
             return
         entry["stats"] = stats
         await self.publish([{"type": "stats", "qid": entry["qid"], **stats}])
@@ -426,16 +434,22 @@ class RoomActor:
             except LostLease:
                 await self.stop(release=False)
                 return
-            except Exception:  # a failed write must not kill the room's clock; try again shortly
-                log.exception("room %s: clock step failed", self.slug)
+            except Exception as exc:  # a failed write must not kill the room's clock; try again shortly
+                if db_unreachable(exc):  # every half second while the outage lasts: said once in a while
+                    warn_unreachable(log, "room clock step", exc)
+                else:
+                    log.exception("room %s: clock step failed", self.slug)
                 wait = 0.5
             if self.auto_at is not None:
                 left = self.auto_at - time.monotonic()
                 if left <= 0:
                     try:
                         await self._auto_next()
-                    except Exception:
-                        log.exception("room %s: auto-advance failed", self.slug)
+                    except Exception as exc:
+                        if db_unreachable(exc):
+                            warn_unreachable(log, "room auto-advance", exc)
+                        else:
+                            log.exception("room %s: auto-advance failed", self.slug)
                     continue
                 wait = min(wait, left)
             try:
@@ -452,8 +466,11 @@ class RoomActor:
         if release:
             try:
                 await db(leases.room_release)(room=self.room)
-            except Exception:
-                log.exception("room %s: could not release the lease", self.slug)
+            except Exception as exc:
+                if db_unreachable(exc):  # it lapses by itself
+                    warn_unreachable(log, "lease release", exc)
+                else:
+                    log.exception("room %s: could not release the lease", self.slug)
 
 
 JoinItem = tuple[RoomActor, int | None, str, str]  # the room's leader, agent id (None: a guest), guest key, name

@@ -31,6 +31,7 @@ from . import bots, services
 from .bucket import Bucket
 from .hub import get_hub
 from .names import BadName, name_clean
+from .outage import db_unreachable, unavailable, warn_unreachable
 from .services import PlayError, text_storable
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
                     await self.hub.command(self, message["type"], self._payload(message))
             except PlayError as exc:
                 self.push(json.dumps(exc.as_event()))
-            except Exception:  # a bug must cost one message, never the socket and its clean-up
+            except Exception as exc:  # a bug must cost one message, never the socket and its clean-up
+                if db_unreachable(exc):  # an outage, not a bug: the player may try again, the log hears it once
+                    warn_unreachable(log, f"play {message['type']}", exc)
+                    self.push(json.dumps(unavailable().as_event()))
+                    continue
                 log.exception("play message failed in room %s: %.200s", self.slug, message)
                 self._error("server_error", "the server could not handle that message")
 
@@ -242,7 +247,11 @@ class PlayConsumer(AsyncWebsocketConsumer):
         # until its lease lapses and a live process (maybe this one) leads the room.
         for _ in range(JOIN_TRIES):
             self.joining = asyncio.get_running_loop().create_future()
-            await self.hub.command(self, "join", join, initial=initial)
+            try:
+                await self.hub.command(self, "join", join, initial=initial)
+            except Exception:  # not joined (the database out, say): the player may send `join` again
+                self.joining = None
+                raise
             try:
                 outcome = await asyncio.wait_for(asyncio.shield(self.joining), timeout=JOIN_ATTEMPT_S)
             except TimeoutError:

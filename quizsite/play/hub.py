@@ -46,6 +46,7 @@ from .caps import SharedCaps, ip_field, session_field
 from .leases import PRESENCE_TTL
 from .messages import Event
 from .models import Room
+from .outage import db_unreachable, warn_unreachable
 from .services import PlayError
 from .writer import GroupWriter
 
@@ -436,8 +437,11 @@ class Hub:
                 await self._watch()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("play hub: lease pass failed", exc_info=True)
+            except Exception as exc:
+                if db_unreachable(exc):  # every pass while the outage lasts: said once in a while
+                    warn_unreachable(log, "play hub lease pass", exc)
+                else:
+                    log.warning("play hub: lease pass failed", exc_info=True)
 
     async def _watch(self) -> None:
         now = timezone.now()
