@@ -427,8 +427,9 @@
       renderBots(m.settings);
     },
     error(m) {
-      if (!joined && (m.code === "too_fast" || m.code === "busy")) { // a crowd joining at once: ask again, spread out
-        setStatus("The room is busy; joining again…");
+      // a crowd joining at once, or the server's database out for a moment: ask again, spread out
+      if (!joined && (m.code === "too_fast" || m.code === "busy" || m.code === "unavailable")) {
+        setStatus(m.code === "unavailable" ? "The server cannot reach its database; joining again…" : "The room is busy; joining again…");
         if (!rejoinTimer) {
           const sock = ws; // a timer of an earlier socket must not join on a newer one
           rejoinTimer = setTimeout(() => {
@@ -446,13 +447,16 @@
         return;
       }
       const askedNext = nextAsked;
-      if (["buzzer_taken", "locked_out", "paused", "no_tossup"].includes(m.code)) { buzzAsked = null; refreshButtons(); }
-      else nextAsked = false;
+      const keepsNext = ["buzzer_taken", "locked_out", "paused", "no_tossup"].includes(m.code);
+      // unavailable: the server's database is out for a moment; nothing was done, and the player may try again
+      if (keepsNext || m.code === "unavailable") { buzzAsked = null; refreshButtons(); }
+      if (!keepsNext) nextAsked = false;
+      if (m.code === "unavailable") setStatus("The server cannot reach its database right now; try again in a moment.");
       if (m.code === "buzzer_taken") { setStatus("Too slow — someone else buzzed first."); return; }
       if (m.code === "locked_out" && holder === me) return; // a second buzz of ours (another tab): we hold it
       // our Next crossed another player's, whose tossup is already being read: nothing to tell
       if (m.code === "busy" && askedNext && qid && holder === null) return;
-      if (settingsAsked && (m.code === "bad_settings" || m.code === "busy")) {
+      if (settingsAsked && (m.code === "bad_settings" || m.code === "busy" || m.code === "unavailable")) {
         el.settingsMsg.className = "small error";
         el.settingsMsg.textContent = (settingsAsked === "lobby" ? "Your lobby settings were not applied: " : "Not applied: ") + m.message;
         settingsAsked = "";
