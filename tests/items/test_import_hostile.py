@@ -340,3 +340,70 @@ def test_an_option_the_format_does_not_take_is_a_command_error_naming_the_format
     with pytest.raises(ImportError_, match=rf"format {fmt!r} takes no option {option[2:]!r}; formats that take it: ghigliottina"):
         items_import(fmt=fmt, path=path, set_slug="s", **{option[2:]: value})
     assert_nothing_written()
+
+
+# --- import_predictions -------------------------------------------------------------------------------
+# Not a registered format (it brings AI answers to items already stored, not items), so the loops above
+# miss it; the same hostile input must end the same way.
+
+PREDICTION = {"agent": "bot", "item_set": "t", "item_id": "marked", "guess": "zanzibar"}
+PREDICTION_CASES: list[tuple[str, str, Any, str]] = [
+    ("object-for-agent", "agent", {"x": 1}, "'agent' must be text, got an object"),
+    ("list-for-agent", "agent", ["a", "b"], "'agent' must be text, got a list"),
+    ("number-for-agent", "agent", 5, "'agent' must be text, got a number"),
+    ("bool-for-agent", "agent", True, "'agent' must be text, got true or false"),
+    ("list-for-item-set", "item_set", ["t"], "'item_set' must be text, got a list"),
+    ("bool-for-item-id", "item_id", True, "'item_id' must be text, got true or false"),
+    ("number-for-guess", "guess", 5, "'guess' must be text or a list of texts, got a number"),
+    ("object-for-guess", "guess", {"a": 1}, "'guess' must be text or a list of texts, got an object"),
+    ("number-in-guess-list", "guess", ["a", 5], "'guess[1]' must be text, got a number"),
+    ("nul-in-guess", "guess", "a\x00b", "NUL character"),
+    ("bool-for-word-index", "word_index", True, "'word_index' must be a whole number 0..2000, got true or false"),
+    ("negative-word-index", "word_index", -5, "'word_index' must be a whole number 0..2000, got -5"),
+    ("huge-word-index", "word_index", 10**30, "'word_index' must be a whole number 0..2000, got 10000"),
+    ("fraction-for-word-index", "word_index", 3.5, "'word_index' must be a whole number 0..2000, got 3.5"),
+    ("infinity-for-word-index", "word_index", float("inf"), "NaN or Infinity"),
+    ("bool-for-clue-index", "clue_index", False, "'clue_index' must be a whole number 0..200, got true or false"),
+    ("text-for-confidence", "confidence", "high", "'confidence' must be a number, got text"),
+    ("bool-for-confidence", "confidence", True, "'confidence' must be a number, got true or false"),
+    ("nan-for-confidence", "confidence", NAN, "NaN or Infinity"),
+    ("list-for-meta", "meta", [1], "'meta' must be an object, got a list"),
+    ("nested-meta", "meta", {"x": nested(50)}, "nested deeper than"),
+    ("number-for-subtype", "subtype", 5, "subtype must be one of"),
+]
+
+
+def predictions_file(tmp_path: Path, bad: bytes | dict) -> Path:
+    """A good prediction on line 1, `bad` on line 2."""
+    path = tmp_path / "pred.jsonl"
+    path.write_bytes(encode(PREDICTION) + b"\n" + (bad if isinstance(bad, bytes) else encode(bad)) + b"\n")
+    return path
+
+
+def assert_predictions_refused(path: Path, words: str) -> None:
+    with pytest.raises(CommandError) as exc:
+        call_command("import_predictions", str(path))
+    message = str(exc.value)
+    assert message.startswith(f"nothing imported: {path}:2: "), message
+    assert words in message, message
+    assert "\n" not in message and "Traceback" not in message and len(message) < 400
+    assert not Agent.objects.exists() and not Response.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_good_prediction_imports(tossup_set, tmp_path):
+    call_command("import_predictions", str(predictions_file(tmp_path, {**PREDICTION, "agent": "other"})))
+    assert set(Agent.objects.values_list("name", flat=True)) == {"bot", "other"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "field_", "value", "words"), PREDICTION_CASES, ids=[c[0] for c in PREDICTION_CASES])
+def test_a_bad_prediction_field_is_refused_with_its_line(tossup_set, tmp_path, name, field_, value, words):
+    """`{"agent": {"x": 1}}` once created an AI agent named "{'x': 1}", and `word_index: true` was word 1."""
+    assert_predictions_refused(predictions_file(tmp_path, {**PREDICTION, field_: value}), words)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "raw", "words"), RAW_LINES, ids=[r[0] for r in RAW_LINES])
+def test_a_bad_prediction_line_is_refused_with_its_line(tossup_set, tmp_path, name, raw, words):
+    assert_predictions_refused(predictions_file(tmp_path, raw), words)

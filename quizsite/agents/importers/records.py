@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from quizsite.agents.models import Agent
-from quizsite.items.importers.base import ImportError_
+from quizsite.items.importers.base import ImportError_, shown
 
 
 def agents_get_or_create(*, kind: str, names: dict[str, str], meta: dict | None = None) -> tuple[dict[str, Agent], int]:
@@ -35,7 +35,7 @@ def subtype_field(path: object, lineno: int, obj: dict[str, Any]) -> str:
     if value in (None, ""):
         return ""
     if not isinstance(value, str) or value not in Agent.Subtype.values:
-        raise ImportError_(str(path), lineno, f"subtype must be one of {', '.join(Agent.Subtype.values)}, got {str(value)[:40]!r}")
+        raise ImportError_(str(path), lineno, f"subtype must be one of {', '.join(Agent.Subtype.values)}, got {shown(value)}")
     return value
 
 
