@@ -5,14 +5,11 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")
-    from django.conf import settings
-    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    try:
-        settings.INSTALLED_APPS  # noqa: B018 - loads the settings, which refuse an unsafe configuration
-    except ImproperlyConfigured as exc:  # one line that says what to fix, not a traceback through Django
-        sys.exit(f"django.core.exceptions.ImproperlyConfigured: {exc}")
+    from quizsite.startup import settings_load_or_exit
+
+    settings_load_or_exit()  # a refused configuration is one line that says what to fix, not a traceback
     execute_from_command_line(sys.argv)
 
 

@@ -6,7 +6,10 @@ import os
 from django.core.asgi import get_asgi_application
 from django.urls import get_resolver
 
+from quizsite.startup import settings_load_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings.local")
+settings_load_or_exit()  # a refused configuration: one line and exit 1, not the server's import traceback
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402

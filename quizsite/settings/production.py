@@ -2,6 +2,8 @@
 
 The process refuses to start (ImproperlyConfigured, one line) rather than run with DEBUG on or a secret key
 that anyone can read in this repository: both hand an attacker sessions, password resets and tracebacks.
+Every entry point (manage.py, the ASGI and WSGI modules, the Celery app) prints that one line and exits
+non-zero (quizsite/startup.py).
 With a real key and ALLOWED_HOSTS, `manage.py check --deploy` is clean on the defaults below.
 """
 

@@ -1,5 +1,6 @@
 """Production settings: `check --deploy` is clean on the defaults, and unsafe settings refuse to start with a
-one-line ImproperlyConfigured message (each in a fresh process, as a deployment would start)."""
+one-line ImproperlyConfigured message (each in a fresh process, as a deployment would start), whichever
+entry point starts the process: manage.py, a Celery worker, the ASGI or WSGI module."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ GOOD_KEY = "q7Vb2-rX9kLm4Tz8Wc1Ny6Hd3Pf5Js0Ga_Ue7Ri2Ko9Lw4Mx1Zt8Bv6Cn3Qs5Dy0Ej"
 
 def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
     """Run manage.py with production settings and this environment (None removes a variable)."""
+    return run([sys.executable, "manage.py", *args], **env)
+
+
+def run(argv: list[str], timeout: float = 120, **env: str | None) -> subprocess.CompletedProcess[str]:
+    """Run argv in the repository with production settings and this environment (None removes a variable)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "AXES_"))}
     full.update(DJANGO_SETTINGS_MODULE="quizsite.settings.production", ALLOWED_HOSTS="quiz.example.org",
                 SECRET_KEY=GOOD_KEY)
@@ -25,8 +31,7 @@ def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess[str]:
             full.pop(key, None)
         else:
             full[key] = value
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=full, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(argv, cwd=REPO, env=full, capture_output=True, text=True, timeout=timeout)
 
 
 def test_check_deploy_is_clean_on_the_defaults():
@@ -59,3 +64,30 @@ def test_unsafe_production_settings_refuse_to_start(env, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("django.core.exceptions." + message), result.stderr
 
+
+
+ENTRY_POINTS = {
+    "celery-worker": [sys.executable, "-m", "celery", "-A", "quizsite", "worker"],
+    "uvicorn-asgi": [sys.executable, "-m", "uvicorn", "quizsite.asgi:application", "--port", "0"],
+    "wsgi": [sys.executable, "-c", "import quizsite.wsgi"],
+}
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"DEBUG": "1"}, "DEBUG is on in production settings"),
+        ({"SECRET_KEY": ""}, "SECRET_KEY is empty"),
+    ],
+    ids=["debug", "empty-key"],
+)
+def test_every_entry_point_refuses_in_one_line(tmp_path, entry, env, message):
+    """A Celery worker once printed an 89-line traceback through its command line for what manage.py says in
+    one line; uvicorn printed its own import traceback. (A worker that wrongly started would find only a
+    broker folder of its own, never a Redis shared with other processes.)"""
+    result = run(ENTRY_POINTS[entry], timeout=60, REDIS_URL=None, CELERY_BROKER_DIR=str(tmp_path), **env)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip() == result.stderr.strip().splitlines()[0], result.stderr
+    assert result.stderr.startswith("django.core.exceptions.ImproperlyConfigured: " + message), result.stderr
