@@ -1,9 +1,9 @@
 """Production: every secret and host comes from the environment; nothing insecure by default.
 
-The process refuses to start (ImproperlyConfigured, one line) rather than run with DEBUG on or a secret key
-that anyone can read in this repository: both hand an attacker sessions, password resets and tracebacks.
-Every entry point (manage.py, the ASGI and WSGI modules, the Celery app) prints that one line and exits
-non-zero (quizsite/startup.py).
+The process refuses to start (ImproperlyConfigured, one line) rather than run with DEBUG on, a secret key
+that anyone can read in this repository, or one short or plain enough to guess: each hands an attacker
+sessions, password resets and tracebacks. Every entry point (manage.py, the ASGI and WSGI modules, the
+Celery app) prints that one line and exits non-zero (quizsite/startup.py).
 With a real key and ALLOWED_HOSTS, `manage.py check --deploy` is clean on the defaults below.
 """
 
@@ -15,16 +15,28 @@ from .base import *  # noqa: F403
 from .base import DEV_SECRET_KEY, env_bool, env_int
 
 INSECURE_KEY_PREFIXES = ("insecure-", "django-insecure-")
+# Django's own rule for a strong key, which `check --deploy` only warns about (security.W009,
+# django/core/checks/security/base.py: SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS). Here a
+# weak key refuses to start, as a missing one does: a deployment that never runs check --deploy would
+# otherwise sign sessions with it. A test keeps these equal to Django's.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE_CHARACTERS = 5
 
 
 def secret_key_checked(value: str | None) -> str:
-    """The key from the environment, or ImproperlyConfigured when it is missing, empty or a known one."""
+    """The key from the environment, or ImproperlyConfigured when it is missing, empty, a known one or weak."""
     if value is None:
         raise ImproperlyConfigured("SECRET_KEY is not set: production needs a long random key in the environment")
     if not value.strip():
         raise ImproperlyConfigured("SECRET_KEY is empty: production needs a long random key in the environment")
     if value == DEV_SECRET_KEY or value.startswith(INSECURE_KEY_PREFIXES):
         raise ImproperlyConfigured("SECRET_KEY is the development key (or starts with 'insecure-'): set a real one")
+    if len(value) < SECRET_KEY_MIN_LENGTH or len(set(value)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is too weak ({len(value)} characters, {len(set(value))} different): production needs at "
+            f"least {SECRET_KEY_MIN_LENGTH} characters, {SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different "
+            "(Django's security.W009); django.core.management.utils.get_random_secret_key() makes one"
+        )
     return value
 
 

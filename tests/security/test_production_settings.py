@@ -55,6 +55,9 @@ def test_ssl_redirect_can_be_turned_off_behind_a_proxy():
         ({"SECRET_KEY": "   "}, "ImproperlyConfigured: SECRET_KEY is empty"),
         ({"SECRET_KEY": "insecure-dev-key-change-me-in-production"}, "ImproperlyConfigured: SECRET_KEY is the development key"),
         ({"SECRET_KEY": "insecure-" + GOOD_KEY}, "ImproperlyConfigured: SECRET_KEY is the development key"),
+        ({"SECRET_KEY": "short"}, "ImproperlyConfigured: SECRET_KEY is too weak (5 characters, 5 different)"),
+        ({"SECRET_KEY": GOOD_KEY[:49]}, "ImproperlyConfigured: SECRET_KEY is too weak (49 characters"),
+        ({"SECRET_KEY": "abcd" * 20}, "ImproperlyConfigured: SECRET_KEY is too weak (80 characters, 4 different)"),
         ({"SECURE_HSTS_SECONDS": "a year"}, "ImproperlyConfigured: SECURE_HSTS_SECONDS must be an integer"),
     ],
 )
@@ -64,6 +67,22 @@ def test_unsafe_production_settings_refuse_to_start(env, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("django.core.exceptions." + message), result.stderr
 
+
+def test_the_weak_key_rule_is_djangos_w009():
+    """The numbers production refuses a key by are the ones `check --deploy` warns by (security.W009)."""
+    from django.core.checks.security import base as django_checks
+
+    code = "from quizsite.settings import production as p; print(p.SECRET_KEY_MIN_LENGTH, p.SECRET_KEY_MIN_UNIQUE_CHARACTERS)"
+    result = run([sys.executable, "-c", code])  # a production module only imports in its own environment
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(django_checks.SECRET_KEY_MIN_LENGTH), str(django_checks.SECRET_KEY_MIN_UNIQUE_CHARACTERS)]
+
+
+def test_a_key_at_the_limits_starts():
+    key = GOOD_KEY[:5] * 10  # 50 characters, 5 different: the least W009 accepts
+    assert len(key) == 50 and len(set(key)) == 5
+    result = manage("check", "--deploy", SECRET_KEY=key)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
 
 
 ENTRY_POINTS = {
@@ -79,8 +98,9 @@ ENTRY_POINTS = {
     [
         ({"DEBUG": "1"}, "DEBUG is on in production settings"),
         ({"SECRET_KEY": ""}, "SECRET_KEY is empty"),
+        ({"SECRET_KEY": "short"}, "SECRET_KEY is too weak"),
     ],
-    ids=["debug", "empty-key"],
+    ids=["debug", "empty-key", "short-key"],
 )
 def test_every_entry_point_refuses_in_one_line(tmp_path, entry, env, message):
     """A Celery worker once printed an 89-line traceback through its command line for what manage.py says in
