@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from quizsite.items.textfiles import decode_utf8
+
 DEFAULT = "glin-profanity"
 NONE = "none"
 PACKAGE_LANGUAGES = {"italian": True, "english": False}  # language -> whether Italian inflections apply
@@ -100,10 +102,12 @@ def _package_words() -> tuple[str, tuple[tuple[str, bool], ...]]:
 
 
 def _file_words(path: Path) -> list[str]:
+    """The words of a blocklist file; bad bytes are an ImportError_ (a ValueError) naming this file and line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ValueError(f"blocklist {path}: {exc.strerror or exc}") from None
+    text = decode_utf8(path, data)
     return [w for line in text.splitlines() for w in line.split("#", 1)[0].split()]
 
 
@@ -181,7 +185,8 @@ def configured() -> str:
 
 def blocklist_open(spec: str | None = None) -> Blocklist:
     """The blocklist that `spec` names (see the module doc); None or "" -> `configured()`. Files are read
-    on each call (the package's lists once). Raises ValueError for a missing file or an unknown name."""
+    on each call (the package's lists once). Raises ValueError for a missing file or an unknown name, and its
+subclass ImportError_ (file:line) for a file that is not UTF-8."""
     spec = (spec or configured()).strip()
     parts = [p.strip() for p in spec.split(",") if p.strip()]
     if not parts:

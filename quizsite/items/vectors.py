@@ -17,6 +17,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from quizsite.items.textfiles import ImportError_
+
 _TOKEN = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 
 
@@ -44,6 +46,8 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 class FastTextVec:
     """fastText's text format (`.vec`: a `count dim` header, then `word v1 .. vdim` per line).
 
+    A value that is not a number, or not finite, is an ImportError_ (a ValueError) naming the file's line.
+
     Files such as cc.it.300.vec hold two million words sorted by frequency; only the first `max_words`
     are read, which keeps memory small and the candidate words common. Multiword clues ("fico d'india")
     get the mean of their tokens' vectors.
@@ -54,23 +58,43 @@ class FastTextVec:
         self.name = f"fasttext:{self.path.name}"
         words: list[str] = []
         rows: list[np.ndarray] = []
-        with self.path.open(encoding="utf-8", errors="replace") as fh:
+        linenos: list[int] = []
+        # errors="replace": published .vec files hold words cut mid-character (Facebook's wiki.*.vec); such a
+        # word is one candidate among thousands, not a reason to refuse the file. Lines whose field count
+        # is off (words with spaces in them) are skipped for the same reason. A bad number is refused.
+        with self.path.open(encoding="utf-8", errors="replace") as fh, np.errstate(over="ignore", invalid="ignore"):
             first = fh.readline().split()
             if len(first) != 2 or not all(part.isdigit() for part in first):
-                raise ValueError(f"{self.path}: not a fastText .vec file (first line must be 'count dim')")
+                raise ImportError_(str(self.path), 1, "not a fastText .vec file (first line must be 'count dim')")
             dim = int(first[1])
-            for line in fh:
+            for lineno, line in enumerate(fh, start=2):
                 parts = line.rstrip().split(" ")
                 if len(parts) != dim + 1:
                     continue
+                try:
+                    rows.append(np.asarray(parts[1:], dtype=np.float32))
+                except ValueError:
+                    bad = next((p for p in parts[1:] if not _is_number(p)), parts[1])
+                    raise ImportError_(
+                        str(self.path), lineno, f"the vector of {parts[0][:40]!r} holds {bad[:40]!r}, not a number"
+                    ) from None
                 words.append(parts[0])
-                rows.append(np.asarray(parts[1:], dtype=np.float32))
+                linenos.append(lineno)
                 if len(words) >= max_words:
                     break
+        matrix = np.vstack(rows) if rows else np.zeros((0, dim), np.float32)
+        finite = np.isfinite(matrix).all(axis=1)  # one pass over the matrix, not a check per line
+        if not finite.all():
+            # NaN would make every similarity NaN and the distractor picks arbitrary; overflow is Infinity
+            i = int(np.argmin(finite))
+            raise ImportError_(
+                str(self.path), linenos[i],
+                f"the vector of {words[i][:40]!r} is not finite (NaN, Infinity, or beyond float32's range)",
+            )
         self.dim = dim
         self._index = {w: i for i, w in enumerate(words)}
         self._words = words
-        self._matrix = _normalise(np.vstack(rows)) if rows else np.zeros((0, dim), np.float32)
+        self._matrix = _normalise(matrix)
 
     def _one(self, word: str) -> np.ndarray:
         i = self._index.get(word, self._index.get(word.lower()))
@@ -88,6 +112,14 @@ class FastTextVec:
 
     def vocabulary(self) -> list[str] | None:
         return list(self._words)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def default_sentence_model() -> str:
@@ -150,7 +182,7 @@ def word_vectors_open(path: str | Path | None = None) -> WordVectors:
         return SentenceVectors()
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"word-vector file {p} not found")
+        raise ImportError_(str(p), 0, "word-vector file not found")
     if p.suffix == ".bin":
         try:
             import fasttext

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from quizsite.agents.kinds import REGISTRY, question_for
 from quizsite.agents.scoring import agent_answer_score
@@ -260,6 +260,63 @@ def test_a_wrong_blocklist_is_an_error_on_every_import_not_only_when_distractors
     with pytest.raises(ImportError_, match="not 'glin-profanity'"):
         items_import(fmt="ghigliottina", path=given, set_slug="given", blocklist=missing)
     assert not Item.objects.filter(item_set__slug="given").exists()
+
+
+def _import_command(tmp_path: Path, *options: str) -> Path:
+    """`import_items --format ghigliottina` on one raw game with these options; returns the games file."""
+    games = write_jsonl(tmp_path / "g.jsonl", [{**GAME, "id": "g1"}])
+    call_command("import_items", str(games), "--format", "ghigliottina", "--set", "gg", *options)
+    return games
+
+
+GOOD_VEC = b"6 3\npane 1 0 0\nduro 0 1 0\npila 0 0 1\nmano 1 1 0\nrete 0 1 1\nsole 1 0 1\n"
+
+
+@pytest.mark.django_db
+def test_a_vector_file_imports(tmp_path):
+    """The base of the refusals below: this file, changed on one line, is what they refuse."""
+    vectors = tmp_path / "v.vec"
+    vectors.write_bytes(GOOD_VEC)
+    _import_command(tmp_path, "--vectors", str(vectors), "--blocklist", "none")
+    assert Item.objects.get(item_set__slug="gg").data["distractor_source"] == "fasttext:v.vec"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("line", "bad", "words"),
+    [
+        (3, b"duro 0 1 x", "the vector of 'duro' holds 'x', not a number"),
+        (2, b"pane nan nan nan", "the vector of 'pane' is not finite"),
+        (4, b"pila 0 inf 1", "the vector of 'pila' is not finite"),
+        (4, b"pila 0 -Infinity 1", "the vector of 'pila' is not finite"),
+        (7, b"sole 1e39 0 1", "the vector of 'sole' is not finite"),  # beyond float32: Infinity once read
+        (1, b"\xff\xfe 3", "not a fastText .vec file"),
+    ],
+    ids=["text", "nan", "inf", "minus-infinity", "overflow", "bad-header"],
+)
+def test_a_bad_vector_file_is_refused_with_its_own_name_and_line(tmp_path, line, bad, words):
+    """The error once named the games file with no line ("g.jsonl: could not convert string to float: 'x'"),
+    and NaN or Infinity vectors imported in silence, to make every similarity NaN."""
+    lines = GOOD_VEC.split(b"\n")
+    lines[line - 1] = bad
+    vectors = tmp_path / "v.vec"
+    vectors.write_bytes(b"\n".join(lines))
+    with pytest.raises(CommandError) as exc:
+        _import_command(tmp_path, "--vectors", str(vectors), "--blocklist", "none")
+    assert str(exc.value).startswith(f"nothing imported: {vectors}:{line}: {words}"), str(exc.value)
+    assert "g.jsonl" not in str(exc.value) and "\n" not in str(exc.value)
+    assert not Item.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_blocklist_file_with_bad_bytes_is_refused_with_its_own_name_and_line(tmp_path):
+    """The raw codec error was blamed on the games file: "g.jsonl: 'utf-8' codec can't decode byte 0xe9 ..."."""
+    blocklist = tmp_path / "b.txt"
+    blocklist.write_bytes(b"# ours\npila mano\ncaf\xe9\n")
+    with pytest.raises(CommandError) as exc:
+        _import_command(tmp_path, "--blocklist", str(blocklist))
+    assert str(exc.value) == f"nothing imported: {blocklist}:3: not valid UTF-8 (byte 0xe9)"
+    assert not Item.objects.exists()
 
 
 @pytest.mark.django_db

@@ -1,9 +1,9 @@
-"""Shared reading and error reporting for importers."""
+"""Shared reading and error reporting for importers. The error and the plain file readers live in
+`items/textfiles.py` (the readers of auxiliary files use them too) and are re-exported here."""
 
 from __future__ import annotations
 
 import bisect
-import codecs
 import json
 import math
 import re
@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from quizsite.items.models import ItemSet
+from quizsite.items.textfiles import ImportError_ as ImportError_
+from quizsite.items.textfiles import decode_utf8 as decode_utf8
+from quizsite.items.textfiles import read_bytes as read_bytes
+from quizsite.items.textfiles import read_text
 
 from .limits import (
     MAX_ANSWER_CHARS,
@@ -22,14 +26,6 @@ from .limits import (
     MAX_TOSSUP_CHARS,
     MAX_TOSSUP_WORDS,
 )
-
-
-class ImportError_(Exception):
-    """A bad input file: `path:line: message`. Line 0 means the file as a whole."""
-
-    def __init__(self, path: str, line: int, message: str):
-        self.path, self.line, self.message = path, line, message
-        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
 
 
 @dataclass
@@ -52,33 +48,6 @@ class ImportReport:
 
     def warning_lines(self) -> list[str]:
         return [f"  warning: {w}" for w in self.warnings]
-
-
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, or an ImportError_ for a missing, unreadable or non-regular file."""
-    if not path.exists():
-        raise ImportError_(str(path), 0, "file not found")
-    if not path.is_file():
-        raise ImportError_(str(path), 0, "not a file")
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ImportError_(str(path), 0, f"cannot read: {exc.strerror or exc}") from None
-
-
-def decode_utf8(path: Path, data: bytes) -> str:
-    """UTF-8 text (a leading byte-order mark is dropped); bad bytes are refused with their line."""
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ImportError_(str(path), line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})") from None
-
-
-def read_text(path: Path) -> str:
-    return decode_utf8(path, read_bytes(path))
 
 
 _BAD_CHARS = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates: no database column takes them

@@ -174,6 +174,8 @@ def import_ghigliottina(
 
     try:  # on every import, so a wrong path is an error even when no distractor is to be picked
         blocked = blocklist_open(blocklist)
+    except ImportError_:  # names the blocklist file and its line, not the games file
+        raise
     except ValueError as exc:
         raise ImportError_(str(path), 0, str(exc)) from None
     existing = existing_external_ids(set_slug)
@@ -185,6 +187,8 @@ def import_ghigliottina(
         source = vectors if isinstance(vectors, WordVectors) else None
         try:
             source = source or word_vectors_open(vectors)  # type: ignore[arg-type]
+        except ImportError_:  # names the vector file and its line
+            raise
         except ValueError as exc:
             raise ImportError_(str(path), 0, str(exc)) from None
         picker = DistractorPicker(
