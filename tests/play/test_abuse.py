@@ -118,6 +118,34 @@ async def test_connections_per_address_are_capped(tossup_set, settings):
     assert (await a.until("hello"))["player_id"]
 
 
+async def test_connections_per_browser_session_are_capped(tossup_set, settings):
+    """One browser's tabs share its session cookie: past PLAY_MAX_CONN_PER_SESSION its next socket is closed
+    (4029), under a per-address cap that would let it in; another browser at the same address is not."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    settings.PLAY_MAX_CONN_PER_SESSION, settings.PLAY_MAX_CONN_PER_IP = 2, 100
+
+    def session_key() -> str:
+        session = SessionStore()
+        session["seen"] = True
+        session.create()
+        return session.session_key
+
+    one, other = await database_sync_to_async(session_key)(), await database_sync_to_async(session_key)()
+    tabs = [Client(cookie=f"sessionid={one}") for _ in range(3)]
+    for tab in tabs:
+        await tab.connect()
+    assert (await tabs[2].recv())["code"] == "too_many_connections"
+    assert (await tabs[2].comm.receive_output(timeout=1))["code"] == 4029
+    tabs[2].closed = True
+    elsewhere = Client(cookie=f"sessionid={other}")
+    await elsewhere.connect()
+    await elsewhere.send({"type": "join", "name": "bea"})
+    assert (await elsewhere.until("hello"))["player_id"]
+    await tabs[0].send({"type": "join", "name": "ann"})
+    assert (await tabs[0].until("hello"))["player_id"]
+
+
 async def test_a_crowd_behind_one_address_joins_at_once_and_every_player_gets_a_hello(tossup_set, settings):
     # A hall behind one NAT, joining (or reconnecting after a process died) at the same moment: past the
     # address's burst, joins used to be refused `too_fast` and those players waited for a hello forever.
