@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import free_port, service_up
 
 from .servers import app_env, asgi_server, stop, wait_http
-from .test_faults import PG, Player, faults_db, until  # noqa: F401  (faults_db: the module's template database)
+from .test_faults import PG, Player, faults_db, start_room, until  # noqa: F401  (faults_db: the module's template database)
 
 pytestmark = [
     pytest.mark.services,
@@ -151,17 +151,7 @@ class Recorder:
 async def outage(cluster) -> None:
     import psycopg
 
-    ports = cluster["ports"]
-    players = []
-    for i, port in enumerate([ports[0]] * 3 + [ports[1]] * 3):  # the first joiner's process leads the room
-        p = SlowPlayer(f"p{i}", port)
-        await p.connect(port)
-        players.append(p)
-        await asyncio.sleep(0.05)
-    tasks = [asyncio.create_task(p.run(ports)) for p in players]
-    await until(lambda: all(p.player_id for p in players), 10)
-    await players[0].ws.send(json.dumps({"type": "next"}))
-    await until(lambda: all(len(p.words) >= 4 for p in players), 10)
+    players, tasks = await start_room(cluster, SlowPlayer, words=4)
     local, remote = players[1], players[4]  # on the leader's process, and on the other (a forwarded command)
     recorders = {p.name: Recorder(p) for p in (local, remote)}
 

@@ -155,18 +155,19 @@ async def until(predicate, timeout: float) -> None:
         await asyncio.sleep(0.02)
 
 
-async def start_room(cluster) -> tuple[list[Player], list[asyncio.Task]]:
+async def start_room(cluster, player: type[Player] = Player, words: int = 8) -> tuple[list[Player], list[asyncio.Task]]:
+    """Three players on each process (the first joiner's leads the room), reading, `words` words in."""
     ports = cluster["ports"]
     players = []
-    for i, port in enumerate([ports[0]] * 3 + [ports[1]] * 3):  # the first joiner's process leads the room
-        p = Player(f"p{i}", port)
+    for i, port in enumerate([ports[0]] * 3 + [ports[1]] * 3):
+        p = player(f"p{i}", port)
         await p.connect(port)
         players.append(p)
         await asyncio.sleep(0.05)
     tasks = [asyncio.create_task(p.run(ports)) for p in players]
     await until(lambda: all(p.player_id for p in players), 10)
     await players[0].ws.send(json.dumps({"type": "next"}))
-    await until(lambda: all(len(p.words) >= 8 for p in players), 10)
+    await until(lambda: all(len(p.words) >= words for p in players), 10)
     return players, tasks
 
 
