@@ -23,9 +23,12 @@ pytestmark = [
 PG = "postgres://root@127.0.0.1:5432"
 
 
-@pytest.fixture
-def two_servers(tmp_path):
+@pytest.fixture(scope="module")
+def two_servers(tmp_path_factory):
+    """One database and two servers for the module: each test plays rooms of its own names."""
     import psycopg
+
+    tmp_path = tmp_path_factory.mktemp("two-servers")
 
     name = f"thinkalike_e2e_{os.getpid()}"
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
@@ -119,9 +122,11 @@ async def alone_then_shared(ports: list[int]) -> None:
     query = "ms_per_word=40&answer_ms=3000&dead_ms=300&set=e2e"
     origin = "http://127.0.0.1"
     url = "ws://127.0.0.1:{}/ws/play/alone/?" + query
+    # max_queue=None: these two read nothing of the second tossup, and a client whose queue is full stops
+    # reading its socket, so its close would wait 10 s for a close frame it never reads.
     try:
-        async with websockets.connect(url.format(ports[0]), origin=origin) as w1, \
-                websockets.connect(url.format(ports[0]), origin=origin) as w2:
+        async with websockets.connect(url.format(ports[0]), origin=origin, max_queue=None) as w1, \
+                websockets.connect(url.format(ports[0]), origin=origin, max_queue=None) as w2:
             one, two = Socket(w1), Socket(w2)
             for ws, sock, name in ((w1, one, "first"), (w2, two, "second")):
                 await ws.send(json.dumps({"type": "join", "name": name}))
