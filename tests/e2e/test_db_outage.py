@@ -6,7 +6,6 @@ and the room recovers with nothing lost, doubled or half-written."""
 import asyncio
 import json
 import os
-import subprocess
 import threading
 import time
 
@@ -15,7 +14,7 @@ import pytest
 from tests.conftest import free_port, service_up
 
 from .servers import app_env, asgi_server, stop, wait_http
-from .test_faults import PG, Player, faults_db, start_room, until  # noqa: F401  (faults_db: the module's template database)
+from .test_faults import PG, Player, database_from_template, faults_db, redis_of_our_own, start_room, until  # noqa: F401  (faults_db: the module's template database)
 
 pytestmark = [
     pytest.mark.services,
@@ -97,16 +96,8 @@ def cluster(tmp_path, faults_db):  # noqa: F811
     """Two ASGI servers on PostgreSQL through the proxy, and a Redis server of the test's own."""
     import psycopg
 
-    redis_port = free_port()
-    try:
-        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                                  "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except FileNotFoundError:
-        pytest.skip("redis-server is not installed")
-    name = f"thinkalike_outage_{os.getpid()}"
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name}")
-        conn.execute(f"CREATE DATABASE {name} TEMPLATE {faults_db}")
+    redis, _, redis_port = redis_of_our_own()
+    name = database_from_template(f"thinkalike_outage_{os.getpid()}", faults_db)
     proxy = Proxy(free_port())
     env = app_env(tmp_path / "var", DATABASE_URL=f"postgres://root@127.0.0.1:{proxy.port}/{name}",
                   REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")

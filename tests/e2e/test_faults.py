@@ -50,21 +50,33 @@ def faults_db(tmp_path_factory):
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def redis_of_our_own() -> tuple[subprocess.Popen, list[str], int]:
+    """A Redis that the test may kill and restart, on a free port: its process, its command, its port."""
+    port = free_port()
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    try:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), command, port
+    except FileNotFoundError:
+        pytest.skip("redis-server is not installed")
+
+
+def database_from_template(name: str, template: str) -> str:
+    """A new PostgreSQL database copied from the module's migrated template (seconds, not a migrate)."""
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    return name
+
+
 @pytest.fixture
 def cluster(tmp_path, faults_db):
     """Two ASGI server processes on one PostgreSQL database and a Redis server of the test's own (it restarts it)."""
     import psycopg
 
-    redis_port = free_port()
-    redis_cmd = ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    try:
-        redis = subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except FileNotFoundError:
-        pytest.skip("redis-server is not installed")
-    name = f"thinkalike_faults_{os.getpid()}"
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name}")
-        conn.execute(f"CREATE DATABASE {name} TEMPLATE {faults_db}")
+    redis, redis_cmd, redis_port = redis_of_our_own()
+    name = database_from_template(f"thinkalike_faults_{os.getpid()}", faults_db)
     env = app_env(tmp_path / "var", DATABASE_URL=f"{PG}/{name}", REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")
     ports = [free_port(), free_port()]
     procs = [asgi_server(p, env, tmp_path / f"server{p}.log") for p in ports]
