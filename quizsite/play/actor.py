@@ -31,7 +31,7 @@ from .bots import RoomBots
 from .bucket import Bucket
 from .messages import Event, chat_recent, hello_state, history_entry, room_settings, scores_event
 from .models import Player, Room
-from .outage import db_unreachable, unavailable, warn_unreachable
+from .outage import db_unreachable, log_failure, unavailable, warn_unreachable
 from .roster import Roster
 from .services import Outcome, PlayError
 from .work import LostLease
@@ -331,10 +331,8 @@ class RoomActor:
                 item_id=entry["item_id"]
             )
         except Exception as exc:
-            if db_unreachable(exc):
-                warn_unreachable(log, "item statistics", exc)
-            else:
-                log.exception("room %s: statistics of item %s failed", self.slug, entry.get("item_id"))
+            log_failure(log, "item statistics", exc, "room %s: statistics of item %s failed", self.slug,
+                        entry.get("item_id"))
             return
         entry["stats"] = stats
         await self.publish([{"type": "stats", "qid": entry["qid"], **stats}])
@@ -435,10 +433,7 @@ class RoomActor:
                 await self.stop(release=False)
                 return
             except Exception as exc:  # a failed write must not kill the room's clock; try again shortly
-                if db_unreachable(exc):  # every half second while the outage lasts: said once in a while
-                    warn_unreachable(log, "room clock step", exc)
-                else:
-                    log.exception("room %s: clock step failed", self.slug)
+                log_failure(log, "room clock step", exc, "room %s: clock step failed", self.slug)
                 wait = 0.5
             if self.auto_at is not None:
                 left = self.auto_at - time.monotonic()
@@ -446,10 +441,7 @@ class RoomActor:
                     try:
                         await self._auto_next()
                     except Exception as exc:
-                        if db_unreachable(exc):
-                            warn_unreachable(log, "room auto-advance", exc)
-                        else:
-                            log.exception("room %s: auto-advance failed", self.slug)
+                        log_failure(log, "room auto-advance", exc, "room %s: auto-advance failed", self.slug)
                     continue
                 wait = min(wait, left)
             try:
@@ -466,11 +458,8 @@ class RoomActor:
         if release:
             try:
                 await db(leases.room_release)(room=self.room)
-            except Exception as exc:
-                if db_unreachable(exc):  # it lapses by itself
-                    warn_unreachable(log, "lease release", exc)
-                else:
-                    log.exception("room %s: could not release the lease", self.slug)
+            except Exception as exc:  # in an outage it lapses by itself
+                log_failure(log, "lease release", exc, "room %s: could not release the lease", self.slug)
 
 
 JoinItem = tuple[RoomActor, int | None, str, str]  # the room's leader, agent id (None: a guest), guest key, name

@@ -46,7 +46,7 @@ from .caps import SharedCaps, ip_field, session_field
 from .leases import PRESENCE_TTL
 from .messages import Event
 from .models import Room
-from .outage import db_unreachable, warn_unreachable
+from .outage import log_failure
 from .services import PlayError
 from .writer import GroupWriter
 
@@ -437,11 +437,8 @@ class Hub:
                 await self._watch()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
-                if db_unreachable(exc):  # every pass while the outage lasts: said once in a while
-                    warn_unreachable(log, "play hub lease pass", exc)
-                else:
-                    log.warning("play hub: lease pass failed", exc_info=True)
+            except Exception as exc:  # every pass while an outage lasts: said once in a while
+                log_failure(log, "play hub lease pass", exc, "play hub: lease pass failed", level=logging.WARNING)
 
     async def _watch(self) -> None:
         now = timezone.now()

@@ -61,6 +61,16 @@ def warn_unreachable(log: logging.Logger, where: str, exc: BaseException) -> Non
     log.warning("%s failed: the database is unreachable (%s: %s)%s", where, type(exc).__name__, detail, more)
 
 
+def log_failure(log: logging.Logger, where: str, exc: BaseException, message: str, *args: object,
+                level: int = logging.ERROR) -> None:
+    """A failure the room lives through: an outage as `warn_unreachable`'s throttled line, anything else (a
+    bug) at `level` with its traceback."""
+    if db_unreachable(exc):
+        warn_unreachable(log, where, exc)
+    else:
+        log.log(level, message, *args, exc_info=exc)
+
+
 def reset() -> None:
     """Forget what was logged (tests: each starts with a quiet log)."""
     _last.clear()
